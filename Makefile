@@ -1,0 +1,59 @@
+# ICLR 2026 in Miniature. `make book` builds the book; `make test` runs every test. Both set up their environment.
+PYTHON  ?= python3
+VENV    := .venv
+PY      := $(VENV)/bin/python
+SCALE   ?= ci
+JOBS    ?= 2
+BUILD   := $(PY) -m repro.book build --scale $(SCALE) --jobs $(JOBS)
+# The executed notebooks are re-run by nbval; progress bars stay silent there as in the build.
+export REPRO_BUILD := 1
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: book chapter test unit nbval booktests env clean help
+
+help:
+	@echo "make book [SCALE=ci|full] [JOBS=N]   build the book into _build/html"
+	@echo "make chapter C=<slug> [SCALE=...]    execute one chapter, render the book"
+	@echo "make test                            unit tests, build at ci, nbval, book tests"
+	@echo "make clean                           remove _build, .venv and node_modules"
+
+# The virtual environment is rebuilt whenever the lock file or the package metadata changes.
+$(VENV)/.stamp: requirements.lock pyproject.toml
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+node_modules/.stamp: package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+env: $(VENV)/.stamp node_modules/.stamp
+
+book: env
+	$(BUILD)
+
+chapter: env
+	@test -n "$(C)" || (echo "usage: make chapter C=<slug>  (slugs: ls chapters)"; exit 2)
+	$(BUILD) --only $(C)
+
+unit: env
+	$(PY) -m pytest -q tests/unit
+
+# nbval re-runs every executed notebook and compares the cells tagged nbval-check-output.
+nbval: env
+	$(PY) -m pytest -q --nbval-lax --nbval-current-env _build/executed
+
+booktests: env
+	$(PY) -m pytest -q tests/book
+
+test: env
+	$(MAKE) --no-print-directory unit
+	$(BUILD)
+	$(MAKE) --no-print-directory nbval
+	$(MAKE) --no-print-directory booktests
+
+clean:
+	rm -rf _build $(VENV) node_modules

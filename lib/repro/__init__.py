@@ -1,0 +1,13 @@
+"""repro: the shared library of the book "ICLR 2026 in Miniature".
+
+- `repro.book`: the machinery (build, cache, claims, scale and seeding, plot style); see chapters/intro.md.
+- one module per paper's method (e.g. `repro.specgd`, explained in chapters/specgd/).
+"""
+from pathlib import Path
+
+__version__ = "0.1.0"
+
+#: The book's root folder (where `_toc.yml` lives), found from this file: lib/repro/__init__.py.
+ROOT = Path(__file__).resolve().parents[2]
+#: Small committed inputs (data sets, checkpoints).
+DATA_DIR = ROOT / "data"

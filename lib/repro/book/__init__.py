@@ -1,0 +1,13 @@
+"""The book's machinery (DESIGN.md §2–§5).
+
+For notebooks: `setup` (scale, seed, device; seeding; plot style), `Ledger` (claims), `progress` (tqdm bars that stay
+out of the published book). For the build: `python -m repro.book build|list` (see `repro.book.cli`).
+"""
+from .claims import Claim, Ledger
+from .params import SCALES, DEVICES, BookParameterError, Run, setup
+from .progress import progress
+from .seeding import seed_everything
+from .style import use_book_style
+
+__all__ = ["Claim", "Ledger", "SCALES", "DEVICES", "BookParameterError", "Run", "setup", "progress",
+           "seed_everything", "use_book_style"]

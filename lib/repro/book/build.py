@@ -1,0 +1,138 @@
+"""`python -m repro.book build`: execute, cache, stage, render, report (DESIGN.md §2).
+
+One failing notebook never stops the others: each runs in its own process, its error is recorded with the cell that
+failed, the rest still execute and render, and the exit status is non-zero.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+from .cache import Cache, cache_key
+from .execute import execute
+from .params import check_parameters
+from .render import render
+from .stage import stage_files, sync_stage
+from .toc import Page, notebooks
+
+TIMEOUT_S = {"ci": 900, "full": 4 * 3600}
+REPORTED_PACKAGES = ("torch", "numpy", "scipy", "scikit-learn", "matplotlib", "jupyter-book", "myst-nb", "papermill",
+                     "jupytext", "nbval")
+
+
+@dataclass
+class BuildOptions:
+    root: Path
+    scale: str = "ci"
+    seed: int = 0
+    device: str = "cpu"
+    jobs: int = 1
+    only: list | None = None
+    force: bool = False
+    render: bool = True
+
+    @property
+    def build_dir(self) -> Path:
+        return self.root / "_build"
+
+
+def available_cores() -> int:
+    """CPU cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def environment() -> dict:
+    """Package versions and machine, for the status page."""
+    env = {"python": platform.python_version(), "machine": f"{platform.system()} {platform.machine()}",
+           "processor": platform.processor() or "unknown", "cores": str(available_cores())}
+    for name in REPORTED_PACKAGES:
+        try:
+            env[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            env[name] = "not installed"
+    return env
+
+
+def _run_one(page: Page, opts: BuildOptions, cache: Cache, threads: int) -> dict:
+    params = {"scale": opts.scale, "seed": opts.seed, "device": opts.device}
+    key = cache_key(page.source, params, opts.root)
+    target = opts.build_dir / "executed" / f"{page.name}.ipynb"
+    hit = None if opts.force else cache.get(key)
+    entry = {"path": page.source.relative_to(opts.root).as_posix(), "chapter": page.chapter, "key": key}
+    if hit:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(cache.notebook(key), target)
+        return {**entry, "seconds": hit["seconds"], "status": "cached", "error": "", "claims": hit["claims"]}
+    print(f"  running {entry['path']} ({threads} thread{'s' if threads > 1 else ''})", flush=True)
+    result = execute(page.source, target, params, threads=threads, timeout=TIMEOUT_S[opts.scale], name=entry["path"])
+    if result.status == "ok":
+        cache.put(key, target, {"seconds": result.seconds, "claims": result.claims})
+    print(f"  {result.status:6s} {entry['path']} in {result.seconds:.1f} s"
+          + (f": {result.error}" if result.error else ""), flush=True)
+    return {**entry, "seconds": result.seconds, "status": result.status, "error": result.error,
+            "claims": result.claims}
+
+
+def _cached_others(opts: BuildOptions, cache: Cache, selected: list[Page]) -> list[dict]:
+    """With --only, the other chapters' notebooks come from the cache where their key is there."""
+    chosen = {p.name for p in selected}
+    entries = []
+    for page in notebooks(opts.root):
+        if page.name in chosen:
+            continue
+        params = {"scale": opts.scale, "seed": opts.seed, "device": opts.device}
+        if cache.get(cache_key(page.source, params, opts.root)):
+            entries.append(_run_one(page, opts, cache, threads=1))
+    return entries
+
+
+def execute_all(opts: BuildOptions) -> list[dict]:
+    """Execute (or take from the cache) every selected notebook, `opts.jobs` at a time."""
+    check_parameters(opts.scale, opts.seed, opts.device)
+    if opts.jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {opts.jobs}")
+    selected = notebooks(opts.root, opts.only)
+    cache = Cache(opts.build_dir / "cache")
+    threads = max(1, available_cores() // opts.jobs)
+    with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
+        entries = list(pool.map(lambda p: _run_one(p, opts, cache, threads), selected))
+    if opts.only:
+        entries += _cached_others(opts, cache, selected)
+    order = {p.name: i for i, p in enumerate(notebooks(opts.root))}
+    return sorted(entries, key=lambda e: order[str(Path(e["path"]).with_suffix(""))])
+
+
+def build(opts: BuildOptions) -> dict:
+    """Run the whole pipeline; return the report (also written to `_build/report.json`)."""
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    t0 = time.perf_counter()
+    entries = execute_all(opts)
+    report = {"scale": opts.scale, "seed": opts.seed, "device": opts.device, "jobs": opts.jobs, "started": started,
+              "notebooks": entries, "environment": environment()}
+    if opts.render:
+        executed = {str(Path(e["path"]).with_suffix("")): opts.build_dir / "executed" /
+                    Path(e["path"]).with_suffix(".ipynb") for e in entries}
+        sync_stage(opts.build_dir / "stage", stage_files(opts.root, executed, report))
+        ok, log = render(opts.build_dir / "stage", opts.root)
+        report["render"] = {"ok": ok, "log": log}
+    report["seconds"] = round(time.perf_counter() - t0, 1)
+    opts.build_dir.mkdir(exist_ok=True)
+    (opts.build_dir / "report.json").write_text(json.dumps(report, indent=1))
+    return report
+
+
+def succeeded(report: dict) -> bool:
+    """True when every notebook ran (or was cached) and the render, if any, succeeded."""
+    return (all(nb["status"] != "failed" for nb in report["notebooks"])
+            and report.get("render", {"ok": True})["ok"])

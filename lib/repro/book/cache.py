@@ -1,0 +1,60 @@
+"""The execution cache (DESIGN.md §2, step 2).
+
+A notebook is re-executed only when its key changes. The key hashes the notebook source, every file under
+`lib/repro/` (jupyter-book's own cache ignores library changes, so it is not used), the parameters and
+`requirements.lock`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+IGNORED_PARTS = {"__pycache__", ".ipynb_checkpoints"}
+IGNORED_SUFFIXES = {".pyc", ".pyo"}
+
+
+def library_files(lib_dir: Path) -> list[Path]:
+    """Every file under `lib_dir` that can change what a notebook computes, in a stable order."""
+    files = [p for p in lib_dir.rglob("*") if p.is_file()
+             and not IGNORED_PARTS.intersection(p.parts) and p.suffix not in IGNORED_SUFFIXES]
+    return sorted(files, key=lambda p: p.relative_to(lib_dir).as_posix())
+
+
+def cache_key(source: Path, params: dict, root: Path) -> str:
+    """The hex sha256 of notebook source + library + parameters + lock file."""
+    h = hashlib.sha256()
+
+    def add(label: str, data: bytes):
+        h.update(label.encode() + b"\0" + len(data).to_bytes(8, "little") + data)
+
+    add("source", source.read_bytes())
+    lib_dir = root / "lib" / "repro"
+    for f in library_files(lib_dir):
+        add("lib:" + f.relative_to(lib_dir).as_posix(), f.read_bytes())
+    add("params", json.dumps(params, sort_keys=True).encode())
+    lock = root / "requirements.lock"
+    add("lock", lock.read_bytes() if lock.exists() else b"")
+    return h.hexdigest()
+
+
+class Cache:
+    """Executed notebooks by key: `<dir>/<key>.ipynb` with `<dir>/<key>.json` (seconds, claims)."""
+
+    def __init__(self, directory: Path):
+        self.dir = directory
+
+    def get(self, key: str) -> dict | None:
+        meta, nb = self.dir / f"{key}.json", self.dir / f"{key}.ipynb"
+        if meta.exists() and nb.exists():
+            return json.loads(meta.read_text())
+        return None
+
+    def put(self, key: str, executed: Path, meta: dict) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(executed, self.dir / f"{key}.ipynb")
+        (self.dir / f"{key}.json").write_text(json.dumps(meta, indent=1))
+
+    def notebook(self, key: str) -> Path:
+        return self.dir / f"{key}.ipynb"

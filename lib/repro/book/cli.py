@@ -1,0 +1,67 @@
+"""The command line: `python -m repro.book build [--scale ci|full] [--jobs N] [--only SLUG…] [--force]` and `list`."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .build import BuildOptions, available_cores, build, succeeded
+from .claims import format_value
+from .params import BookParameterError, DEVICES, SCALES
+from .toc import notebooks
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m repro.book", description="Build and check the book.")
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="the book's root folder (default: here)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="execute the notebooks (cached), stage and render the book")
+    b.add_argument("--scale", choices=SCALES, default="ci")
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--device", choices=DEVICES, default="cpu")
+    b.add_argument("--jobs", type=int, default=min(2, available_cores()), help="notebooks run at once")
+    b.add_argument("--only", nargs="+", metavar="SLUG", help="execute only these chapters")
+    b.add_argument("--force", action="store_true", help="ignore the cache")
+    b.add_argument("--no-render", action="store_true", help="execute only; skip staging and rendering")
+    sub.add_parser("list", help="list the notebooks in reading order")
+    return parser
+
+
+def summary(report: dict) -> str:
+    """The table printed at the end of a build."""
+    lines = [f"{'notebook':52s} {'status':7s} {'seconds':>8s}  claims held/stated"]
+    for nb in report["notebooks"]:
+        claims = nb.get("claims", [])
+        held = sum(c["holds"] for c in claims)
+        lines.append(f"{nb['path']:52s} {nb['status']:7s} {nb['seconds']:8.1f}  {held}/{len(claims)}")
+        if nb.get("error"):
+            lines.append(f"    error: {nb['error']}")
+        for c in claims:
+            if c["holds"] != c.get("expect", True):
+                lines.append(f"    claim {c['id']}: holds={c['holds']} but the chapter expects {c.get('expect', True)} "
+                             f"(observed {format_value(c['observed'])})")
+    render = report.get("render")
+    if render is not None:
+        lines.append("render: ok" if render["ok"] else "render: FAILED\n" + render["log"])
+    lines.append(f"total {report['seconds']:.1f} s at scale={report['scale']}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    root = args.root.resolve()
+    try:
+        if args.command == "list":
+            for page in notebooks(root):
+                print(page.source.relative_to(root).as_posix())
+            return 0
+        opts = BuildOptions(root=root, scale=args.scale, seed=args.seed, device=args.device, jobs=args.jobs,
+                            only=args.only, force=args.force, render=not args.no_render)
+        report = build(opts)
+    except (BookParameterError, ValueError, FileNotFoundError) as err:
+        print(f"repro.book: {err}", file=sys.stderr)
+        return 2
+    print(summary(report))
+    if report.get("render", {}).get("ok"):
+        print(f"book: {root / '_build' / 'html' / 'index.html'}")
+    return 0 if succeeded(report) else 1

@@ -1,0 +1,101 @@
+"""Execute one notebook source with papermill, in a child process of its own (DESIGN.md §2, step 2).
+
+Each notebook runs in its own process so that it gets its own environment: its share of the CPU threads, the file
+its claim ledger writes to, and `REPRO_BUILD=1` (which keeps progress bars out of the published output).
+`python -m repro.book.execute SOURCE OUTPUT PARAMS_JSON` is what the build calls; `execute()` calls it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .claims import read_records
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+                    "REPRO_THREADS")
+
+
+@dataclass
+class Execution:
+    """What running one notebook produced."""
+
+    status: str                  # "ok" or "failed"
+    seconds: float
+    error: str = ""
+    claims: list = field(default_factory=list)
+
+
+def thread_env(threads: int) -> dict:
+    """Environment variables that cap BLAS, OpenMP and torch at `threads` threads."""
+    return {name: str(threads) for name in THREAD_VARIABLES}
+
+
+def execute(source: Path, output: Path, params: dict, *, threads: int, timeout: float, name: str = "") -> Execution:
+    """Run `source` (a MyST notebook) with `params` into `output` (.ipynb); never raises for a notebook's own error."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    claims_file = output.with_suffix(".claims.jsonl")
+    claims_file.unlink(missing_ok=True)
+    error_file = output.with_suffix(".error.txt")
+    error_file.unlink(missing_ok=True)
+    env = {**os.environ, **thread_env(threads), "REPRO_BUILD": "1", "REPRO_CLAIMS_FILE": str(claims_file),
+           "REPRO_NOTEBOOK": name or str(source), "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "repro.book.execute", str(source), str(output),
+                               json.dumps(params), str(error_file)],
+                              env=env, capture_output=True, text=True, timeout=timeout)
+        failed = proc.returncode != 0
+        error = error_file.read_text().strip() if error_file.exists() else ""
+        if failed and not error:
+            error = (proc.stderr.strip().splitlines() or ["the executor exited with status %d" % proc.returncode])[-1]
+    except subprocess.TimeoutExpired:
+        failed, error = True, f"timed out after {timeout:.0f} s"
+    seconds = time.perf_counter() - start
+    return Execution(status="failed" if failed else "ok", seconds=round(seconds, 2), error=error,
+                     claims=read_records(claims_file))
+
+
+def _describe(err) -> str:
+    """One line naming the failing cell, from papermill's execution error."""
+    cell = getattr(err, "exec_count", None)
+    index = getattr(err, "cell_index", None)
+    where = f"cell {index}" + (f" (In [{cell}])" if cell else "") if index is not None else "a cell"
+    evalue = (getattr(err, "evalue", "") or "").strip().splitlines()
+    return f"{where}: {getattr(err, 'ename', type(err).__name__)}: {evalue[0] if evalue else ''}"
+
+
+def _main(source: str, output: str, params_json: str, error_file: str) -> int:
+    import jupytext
+    import nbformat
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    source_path = Path(source)
+    notebook = jupytext.read(source_path)
+    notebook.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+    staged_input = Path(output).with_suffix(".source.ipynb")
+    nbformat.write(notebook, staged_input)
+    try:
+        papermill.execute_notebook(str(staged_input), output, parameters=json.loads(params_json),
+                                   kernel_name="python3", cwd=str(source_path.parent), progress_bar=False,
+                                   log_output=False, report_mode=False)
+    except PapermillExecutionError as err:
+        Path(error_file).write_text(_describe(err))
+        return 1
+    except Exception as err:  # a notebook that cannot even start: bad JSON, missing kernel, no parameters cell
+        Path(error_file).write_text(f"{type(err).__name__}: {err}".splitlines()[0])
+        return 1
+    finally:
+        staged_input.unlink(missing_ok=True)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 5:
+        sys.exit("usage: python -m repro.book.execute SOURCE OUTPUT PARAMS_JSON ERROR_FILE")
+    sys.exit(_main(*sys.argv[1:]))

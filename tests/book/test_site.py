@@ -1,0 +1,74 @@
+"""The rendered site, as a reader's browser shows it (headless Chromium): every page of the toc exists, notebook
+pages show their figures, math is typeset, and no output shows a traceback, a warning or unfilled generated text."""
+import json
+import re
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import BUILD, HTML, ROOT, rendered_dom
+from repro.book.toc import read_toc
+
+PAGES = read_toc(ROOT)
+
+
+def html_file(page) -> Path:
+    return HTML / f"{page.name}.html"
+
+
+def visible_text(soup: BeautifulSoup) -> str:
+    for tag in soup(["script", "style", "pre", "code", "mjx-assistive-mml"]):
+        tag.decompose()
+    return soup.get_text(" ")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_page_exists_with_generated_content_filled(page):
+    path = html_file(page)
+    assert path.exists(), f"{page.name} is in _toc.yml but {path.relative_to(ROOT)} was not rendered"
+    raw = path.read_text()
+    assert "repro:" not in raw.replace("repro:ignore", ""), "a generated-content marker was left unfilled"
+    text = visible_text(BeautifulSoup(raw, "html.parser"))
+    assert "{glue" not in text and "{cite" not in text and "{doc" not in text, "a MyST role was not rendered"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_math_is_typeset(page):
+    raw = html_file(page).read_text()
+    if 'class="math' not in raw:
+        return
+    dom = rendered_dom(html_file(page))
+    soup = BeautifulSoup(dom, "html.parser")
+    assert soup.find("mjx-container"), "the page has math but MathJax typeset none of it"
+    text = visible_text(soup)
+    raw_math = [m for m in ("\\(", "\\)", "\\[", "\\]", "$$") if m in text]
+    assert not raw_math, f"raw LaTeX delimiters left on the page: {raw_math}"
+
+
+NOTEBOOK_PAGES = [p for p in PAGES if p.is_notebook]
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES, ids=lambda p: p.name)
+def test_notebook_page_shows_its_figures(page):
+    executed = json.loads((BUILD / "executed" / f"{page.name}.ipynb").read_text())
+    images = sum("image/png" in out.get("data", {}) or "image/svg+xml" in out.get("data", {})
+                 for cell in executed["cells"] for out in cell.get("outputs", []))
+    soup = BeautifulSoup(html_file(page).read_text(), "html.parser")
+    shown = [img for img in soup.select("div.cell_output img, figure img")]
+    assert len(shown) >= images, f"the notebook made {images} figures, the page shows {len(shown)}"
+    for img in shown:
+        src = img.get("src", "")
+        assert src.startswith("data:") or (html_file(page).parent / src).exists(), f"missing image {src}"
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES, ids=lambda p: p.name)
+def test_no_traceback_or_warning_in_outputs(page):
+    soup = BeautifulSoup(html_file(page).read_text(), "html.parser")
+    outputs = soup.select("div.cell_output")
+    text = "\n".join(o.get_text(" ") for o in outputs)
+    assert not soup.select("div.cell_output .traceback, div.output.traceback"), "an output shows a traceback"
+    assert "Traceback (most recent call last)" not in text, "an output shows a traceback"
+    assert not soup.select("div.output.stderr"), "an output cell wrote to stderr (a warning or a progress bar)"
+    warnings = re.findall(r"\b\w*Warning\b:", text)
+    assert not warnings, f"an output shows a warning: {warnings[:3]}"
