@@ -55,7 +55,7 @@ def available_cores() -> int:
 def environment() -> dict:
     """Package versions and machine, for the status page."""
     env = {"python": platform.python_version(), "machine": f"{platform.system()} {platform.machine()}",
-           "processor": platform.processor() or "unknown", "cores": str(available_cores())}
+           "cores": str(available_cores())}
     for name in REPORTED_PACKAGES:
         try:
             env[name] = metadata.version(name)

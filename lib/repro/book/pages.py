@@ -71,13 +71,13 @@ def status(report: dict) -> str:
         totals[nb["chapter"]] += nb["seconds"] or 0
         error = f" — {nb['error']}" if nb.get("error") else ""
         lines.append(f"| `{nb['path']}` | {nb['status']}{error} | {nb['seconds']:.1f} |")
-    lines += ["", f"## Chapters against the budget", "",
+    lines += ["", "## Chapters against the budget", "",
               f"At `scale=\"ci\"` a chapter must run in at most {CHAPTER_BUDGET_S} s on 2 cores.", "",
               "| chapter | seconds | within budget |", "|---|---|---|"]
     for slug, seconds in totals.items():
         within = "yes" if seconds <= CHAPTER_BUDGET_S else "**no**"
         lines.append(f"| {slug} | {seconds:.1f} | {within if report['scale'] == 'ci' else 'n/a at full'} |")
-    lines += ["", "## Machine and packages", "", "| | |", "|---|---|"]
+    lines += ["", "## Machine and packages", "", "| | version or value |", "|---|---|"]
     for key, value in env.items():
         lines.append(f"| {key} | `{value}` |")
     return "\n".join(lines)
