@@ -72,5 +72,5 @@ def test_markdown_table_has_a_row_per_claim():
     records = [{"id": "a", "says": "s", "observed": 0.123456, "op": "between", "threshold": [0, 1], "paper": "",
                 "holds": True, "expect": True}]
     table = claims_markdown(records)
-    assert "| `a` | s | — | 0.1235 | in [0, 1] | ✅ held |" in table
+    assert "| `a` | s | — | 0.1235 | in [0, 1] | ✓ held |" in table
     assert format_test("at_least", 0.15) == "≥ 0.15"

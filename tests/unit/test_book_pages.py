@@ -12,7 +12,7 @@ REPORT = {"scale": "ci", "seed": 0, "device": "cpu", "jobs": 2, "environment": {
 def test_chapter_claims_marker_becomes_its_table():
     page = fill_markers("# SpecGD\n\n<!-- repro:claims specgd -->\n\nMore text.\n", REPORT)
     assert "repro:claims" not in page
-    assert "| `spec-beats-gd` | SpecGD beats GD early | +0.30 | 0.301 | ≥ 0.15 | ✅ held |" in page
+    assert "| `spec-beats-gd` | SpecGD beats GD early | +0.30 | 0.301 | ≥ 0.15 | ✓ held |" in page
     assert "not held (as expected: not reproduced)" in page and page.endswith("More text.\n")
 
 

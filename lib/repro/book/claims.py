@@ -62,8 +62,8 @@ def format_test(op: str, threshold) -> str:
 def verdict(holds: bool, expect: bool) -> str:
     """Held / not held, and whether that is what the chapter expects."""
     if holds:
-        return "✅ held" if expect else "⚠️ held (chapter expects not)"
-    return "❌ not held (as expected: not reproduced)" if not expect else "❌ not held"
+        return "✓ held" if expect else "✓ held (the chapter expects not)"
+    return "✗ not held (as expected: not reproduced)" if not expect else "✗ not held"
 
 
 def _as_number(name, value) -> float:
@@ -141,9 +141,15 @@ def claims_markdown(records) -> str:
     """A markdown table of claim records (dicts as stored in report.json)."""
     rows = ["| claim | statement | paper | ours | test | verdict |", "|---|---|---|---|---|---|"]
     for c in records:
-        rows.append(f"| `{c['id']}` | {c['says']} | {c.get('paper') or '—'} | {format_value(c['observed'])} | "
+        says, paper = (_cell(c["says"]), _cell(c.get("paper") or "—"))
+        rows.append(f"| `{c['id']}` | {says} | {paper} | {format_value(c['observed'])} | "
                     f"{format_test(c['op'], c['threshold'])} | {verdict(c['holds'], c.get('expect', True))} |")
     return "\n".join(rows)
+
+
+def _cell(text: str) -> str:
+    """Text made safe for a markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def read_records(path) -> list[dict]:

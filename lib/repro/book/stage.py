@@ -6,6 +6,7 @@ only when their content changed, so Sphinx re-renders only the pages that did.
 """
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -25,6 +26,22 @@ def _write_if_changed(path: Path, data: bytes) -> None:
     path.write_bytes(data)
 
 
+def _assignments(cell: dict) -> set[str]:
+    source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    return {line.replace(" ", "") for line in source.splitlines() if "=" in line and not line.startswith("#")}
+
+
+def for_readers(ipynb: bytes) -> bytes:
+    """The executed notebook as readers see it: papermill's injected-parameters cell is hidden when it only repeats
+    the defaults of the `parameters` cell above it, and shown when the build ran with other values."""
+    nb = json.loads(ipynb)
+    tagged = {tag: cell for cell in nb["cells"] for tag in cell.get("metadata", {}).get("tags", [])}
+    injected, defaults = tagged.get("injected-parameters"), tagged.get("parameters")
+    if injected and defaults and _assignments(injected) == _assignments(defaults):
+        injected["metadata"]["tags"].append("remove-cell")
+    return json.dumps(nb, indent=1, ensure_ascii=False).encode()
+
+
 def stage_files(root: Path, executed: dict[str, Path], report: dict) -> dict[str, bytes]:
     """The stage's contents as {relative path: bytes}.
 
@@ -38,7 +55,7 @@ def stage_files(root: Path, executed: dict[str, Path], report: dict) -> dict[str
         rel = path.relative_to(root).as_posix()
         stem = rel[:-3] if rel.endswith(".md") else None
         if stem in executed:
-            files[stem + ".ipynb"] = executed[stem].read_bytes()
+            files[stem + ".ipynb"] = for_readers(executed[stem].read_bytes())
         elif path.suffix == ".md":
             files[rel] = fill_markers(path.read_text(encoding="utf-8"), report).encode()
         else:
