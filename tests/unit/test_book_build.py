@@ -85,3 +85,16 @@ def test_render_shows_the_good_page_and_fills_the_claims_table(minibook):
     index = (html / "chapters" / "good" / "index.html").read_text()
     assert "two-plus-two" in index and "repro:claims" not in index
     assert (html / "_static" / "mathjax" / "tex-chtml.js").exists()
+
+
+@pytest.mark.skipif(not (Path(__file__).resolve().parents[2] / "node_modules" / "mathjax").is_dir(),
+                    reason="needs node_modules/mathjax (npm ci)")
+def test_a_render_warning_fails_the_build_and_keeps_failing_until_fixed(minibook):
+    intro = minibook / "chapters" / "intro.md"
+    intro.write_text(intro.read_text() + "\nSee {doc}`no-such-page`.\n")
+    first = build(BuildOptions(root=minibook, only=["good"]))
+    assert not first["render"]["ok"] and "unknown document" in first["render"]["log"]
+    again = build(BuildOptions(root=minibook, only=["good"]))  # nothing changed: the warning must not be forgotten
+    assert not again["render"]["ok"] and not succeeded(again)
+    intro.write_text(intro.read_text().replace("See {doc}`no-such-page`.", ""))
+    assert build(BuildOptions(root=minibook, only=["good"]))["render"]["ok"]

@@ -113,6 +113,14 @@ def execute_all(opts: BuildOptions) -> list[dict]:
     return sorted(entries, key=lambda e: order[str(Path(e["path"]).with_suffix(""))])
 
 
+def _last_render_ok(build_dir: Path) -> bool:
+    """Whether the previous build's render succeeded (False when there was none or it failed)."""
+    try:
+        return bool(json.loads((build_dir / "report.json").read_text())["render"]["ok"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
 def build(opts: BuildOptions) -> dict:
     """Run the whole pipeline; return the report (also written to `_build/report.json`)."""
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -124,7 +132,7 @@ def build(opts: BuildOptions) -> dict:
         executed = {str(Path(e["path"]).with_suffix("")): opts.build_dir / "executed" /
                     Path(e["path"]).with_suffix(".ipynb") for e in entries}
         sync_stage(opts.build_dir / "stage", stage_files(opts.root, executed, report))
-        ok, log = render(opts.build_dir / "stage", opts.root)
+        ok, log = render(opts.build_dir / "stage", opts.root, everything=not _last_render_ok(opts.build_dir))
         report["render"] = {"ok": ok, "log": log}
     report["seconds"] = round(time.perf_counter() - t0, 1)
     opts.build_dir.mkdir(exist_ok=True)

@@ -12,7 +12,7 @@ from functools import reduce
 import numpy as np
 
 from .data import GMMData, moments
-from .train import TrainResult, _evaluator, lr_schedule
+from .train import TrainResult, _evaluator, run_schedule
 from .updates import check_method, gd_direction, spec_direction
 
 __all__ = ["DEEP_METHODS", "init_deep_linear", "product", "layer_gradients", "train_deep_linear"]
@@ -78,12 +78,7 @@ def train_deep_linear(data: GMMData, depth: int, method: str, lrs, steps: int, w
     :func:`repro.specgd.train.train_linear`, whose ``weights`` is the final product W.
     """
     check_method(method, DEEP_METHODS)
-    if not isinstance(data, GMMData):
-        raise ValueError("data must be a GMMData from make_gmm")
-    etas = lr_schedule(lrs, steps)
-    eval_at = np.arange(steps + 1) if eval_at is None else np.asarray(eval_at, dtype=int)
-    if eval_at.ndim != 1 or np.any(np.diff(eval_at) <= 0) or eval_at[0] < 0 or eval_at[-1] > steps:
-        raise ValueError(f"eval_at must be increasing steps within 0..{steps}")
+    etas, eval_at = run_schedule(data, lrs, steps, eval_at)
     S, C = moments(data.X_train, data.y_train, data.num_classes)
     layers = init_deep_linear(depth, data.num_classes, data.dim, width, init_scale, etas.shape[1], seed)
     step_dir = gd_direction if method == "gd" else spec_direction

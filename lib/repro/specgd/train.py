@@ -110,6 +110,20 @@ def _muon_stepper(W0, lrs):
     return step
 
 
+def run_schedule(data: GMMData, lrs, steps: int, eval_at=None) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a training run's inputs; return its step sizes (steps, len(lrs)) and evaluation steps.
+
+    Shared by :func:`train_linear` and :func:`repro.specgd.deep.train_deep_linear` (chapters/specgd/02_experiments.md).
+    """
+    if not isinstance(data, GMMData):
+        raise ValueError("data must be a GMMData from make_gmm")
+    etas = lr_schedule(lrs, steps)
+    eval_at = np.arange(steps + 1) if eval_at is None else np.asarray(eval_at, dtype=int)
+    if eval_at.ndim != 1 or np.any(np.diff(eval_at) <= 0) or eval_at[0] < 0 or eval_at[-1] > steps:
+        raise ValueError(f"eval_at must be increasing steps within 0..{steps}")
+    return etas, eval_at
+
+
 def train_linear(data: GMMData, method: str, lrs, steps: int, eval_at=None, directions=None,
                  progress=None) -> TrainResult:
     """Run ``method`` (one of METHODS) from W_0 = 0 for ``steps`` steps at every lr of ``lrs`` at once.
@@ -121,12 +135,7 @@ def train_linear(data: GMMData, method: str, lrs, steps: int, eval_at=None, dire
     ``progress`` may wrap the step range (e.g. repro.book.progress).
     """
     check_method(method)
-    if not isinstance(data, GMMData):
-        raise ValueError("data must be a GMMData from make_gmm")
-    etas = lr_schedule(lrs, steps)
-    eval_at = np.arange(steps + 1) if eval_at is None else np.asarray(eval_at, dtype=int)
-    if eval_at.ndim != 1 or np.any(np.diff(eval_at) <= 0) or eval_at[0] < 0 or eval_at[-1] > steps:
-        raise ValueError(f"eval_at must be increasing steps within 0..{steps}")
+    etas, eval_at = run_schedule(data, lrs, steps, eval_at)
     K, d = data.num_classes, data.dim
     S, C = moments(data.X_train, data.y_train, K)
     W = np.zeros((etas.shape[1], K, d))
