@@ -64,18 +64,32 @@ def environment() -> dict:
     return env
 
 
-def _run_one(page: Page, opts: BuildOptions, cache: Cache, threads: int) -> dict:
-    params = {"scale": opts.scale, "seed": opts.seed, "device": opts.device}
-    key = cache_key(page.source, params, opts.root)
+def _params(opts: BuildOptions) -> dict:
+    return {"scale": opts.scale, "seed": opts.seed, "device": opts.device}
+
+
+def _entry(page: Page, opts: BuildOptions, key: str) -> dict:
+    return {"path": page.source.relative_to(opts.root).as_posix(), "chapter": page.chapter, "key": key}
+
+
+def _from_cache(page: Page, opts: BuildOptions, cache: Cache, key: str, hit: dict) -> dict:
     target = opts.build_dir / "executed" / f"{page.name}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(cache.notebook(key), target)
+    return {**_entry(page, opts, key), "seconds": hit["seconds"], "status": "cached", "error": "",
+            "claims": hit["claims"]}
+
+
+def _run_one(page: Page, opts: BuildOptions, cache: Cache, threads: int) -> dict:
+    key = cache_key(page.source, _params(opts), opts.root)
     hit = None if opts.force else cache.get(key)
-    entry = {"path": page.source.relative_to(opts.root).as_posix(), "chapter": page.chapter, "key": key}
     if hit:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(cache.notebook(key), target)
-        return {**entry, "seconds": hit["seconds"], "status": "cached", "error": "", "claims": hit["claims"]}
+        return _from_cache(page, opts, cache, key, hit)
+    entry = _entry(page, opts, key)
+    target = opts.build_dir / "executed" / f"{page.name}.ipynb"
     print(f"  running {entry['path']} ({threads} thread{'s' if threads > 1 else ''})", flush=True)
-    result = execute(page.source, target, params, threads=threads, timeout=TIMEOUT_S[opts.scale], name=entry["path"])
+    result = execute(page.source, target, _params(opts), threads=threads, timeout=TIMEOUT_S[opts.scale],
+                     name=entry["path"])
     if result.status == "ok":
         cache.put(key, target, {"seconds": result.seconds, "claims": result.claims})
     print(f"  {result.status:6s} {entry['path']} in {result.seconds:.1f} s"
@@ -85,16 +99,25 @@ def _run_one(page: Page, opts: BuildOptions, cache: Cache, threads: int) -> dict
 
 
 def _cached_others(opts: BuildOptions, cache: Cache, selected: list[Page]) -> list[dict]:
-    """With --only, the other chapters' notebooks come from the cache where their key is there."""
+    """With --only, the other chapters' notebooks come from the cache where their key is there (never re-run)."""
     chosen = {p.name for p in selected}
     entries = []
     for page in notebooks(opts.root):
-        if page.name in chosen:
-            continue
-        params = {"scale": opts.scale, "seed": opts.seed, "device": opts.device}
-        if cache.get(cache_key(page.source, params, opts.root)):
-            entries.append(_run_one(page, opts, cache, threads=1))
+        key = cache_key(page.source, _params(opts), opts.root)
+        hit = cache.get(key) if page.name not in chosen else None
+        if hit:
+            entries.append(_from_cache(page, opts, cache, key, hit))
     return entries
+
+
+def _prune_executed(executed_dir: Path, keep: set[str]) -> None:
+    """Remove executed notebooks that this build did not produce (renamed or removed sources, other scales), so that
+    nbval and the stage see exactly this build's notebooks."""
+    for path in executed_dir.rglob("*") if executed_dir.is_dir() else []:
+        if path.is_file() and path.suffix in (".ipynb", ".jsonl", ".txt"):
+            source = path.relative_to(executed_dir).as_posix().split(".")[0] + ".md"
+            if source not in keep:
+                path.unlink()
 
 
 def execute_all(opts: BuildOptions) -> list[dict]:
@@ -109,6 +132,8 @@ def execute_all(opts: BuildOptions) -> list[dict]:
         entries = list(pool.map(lambda p: _run_one(p, opts, cache, threads), selected))
     if opts.only:
         entries += _cached_others(opts, cache, selected)
+    else:
+        _prune_executed(opts.build_dir / "executed", {e["path"] for e in entries})
     order = {p.name: i for i, p in enumerate(notebooks(opts.root))}
     return sorted(entries, key=lambda e: order[str(Path(e["path"]).with_suffix(""))])
 
