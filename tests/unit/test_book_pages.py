@@ -31,3 +31,9 @@ def test_scoreboard_and_status():
 def test_markers_inside_text_are_left_alone():
     text = "Write `<!-- repro:claims specgd -->` in your index.md."
     assert fill_markers(text, REPORT) == text
+
+
+def test_generated_table_ends_before_the_next_paragraph():
+    page = fill_markers("Intro.\n\n<!-- repro:scoreboard -->\n\nNext paragraph.\n", REPORT)
+    table_end = page.index("| yes |") + len("| yes |")
+    assert page[table_end:].startswith("\n\n"), "a blank line must separate the table from the next paragraph"

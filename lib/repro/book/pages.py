@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from .claims import claims_markdown
 
-MARKER = re.compile(r"^<!--\s*repro:(claims|scoreboard|scoreboard-full|status)\s*([\w-]*)\s*-->\s*$", re.M)
+MARKER = re.compile(r"^<!--[ \t]*repro:(claims|scoreboard|scoreboard-full|status)[ \t]*([\w-]*)[ \t]*-->[ \t]*$", re.M)
 CHAPTER_BUDGET_S = 90
 
 
@@ -86,8 +86,7 @@ def status(report: dict) -> str:
 def fill_markers(text: str, report: dict) -> str:
     """Replace every repro marker in a page's text with its generated markdown."""
 
-    def replace(match):
-        kind, arg = match.group(1), match.group(2)
+    def generate(kind: str, arg: str) -> str:
         if kind == "claims":
             return chapter_claims(report, arg)
         if kind == "scoreboard":
@@ -95,5 +94,8 @@ def fill_markers(text: str, report: dict) -> str:
         if kind == "scoreboard-full":
             return scoreboard(report, full=True)
         return status(report)
+
+    def replace(match):  # blank lines around, so a table never swallows the paragraph after it
+        return "\n" + generate(match.group(1), match.group(2)) + "\n"
 
     return MARKER.sub(replace, text)
