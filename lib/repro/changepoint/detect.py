@@ -55,8 +55,8 @@ def detect_change_points(A, ranks=(15, 15, None), c_tau=0.1, tau=None, directed=
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     if len(ranks) != 3:
         raise ValueError(f"ranks must be (r1, r2, r3), got {ranks!r}")
-    ranks = tuple(min(n if i < 2 else L, n if r is None and i < 2 else (L if r is None else check_int("ranks", r, 1)))
-                  for i, r in enumerate(ranks))
+    ranks = tuple(size if r is None else min(size, check_int("ranks", r, 1))   # None: the mode's full size
+                  for size, r in zip((n, n, L), ranks))
     tau = default_threshold(n, L, T, c_tau) if tau is None else check_positive("tau", tau)
     A_half, B_half = split_halves(A)
     stage = seeded_binary_segmentation(A_half, B_half, tau, directed=directed)
