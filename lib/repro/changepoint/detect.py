@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._checks import check_int, check_positive, check_tensor
-from .inference import Interval, confidence_intervals, jump_statistics
+from .inference import confidence_intervals, jump_statistics
 from .refine import least_squares_refine, local_refine
 from .segmentation import StageOne, default_threshold, seeded_binary_segmentation, split_halves
 
