@@ -1,0 +1,15 @@
+"""Neural-network substrate shared by several chapters (DESIGN.md §6).
+
+- `transformer`: the book's small decoder-only transformer, dense or mixture-of-experts (chapters/temporal-sae,
+  chapters/moe-grokking).
+- `moe`: the top-k router with renormalised gates and the load-balancing loss (chapters/moe-grokking).
+- `train`: next-token loss and the AdamW training loop.
+- `checkpoint`: small trained models with provenance under data/.
+"""
+from .checkpoint import load_checkpoint, save_checkpoint
+from .moe import MoEFeedForward, Routing, balance_loss, top_k_gates
+from .train import lm_loss, train_lm
+from .transformer import Transformer, TransformerConfig, TransformerOutput
+
+__all__ = ["Transformer", "TransformerConfig", "TransformerOutput", "MoEFeedForward", "Routing", "top_k_gates",
+           "balance_loss", "lm_loss", "train_lm", "save_checkpoint", "load_checkpoint"]
