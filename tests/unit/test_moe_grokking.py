@@ -1,0 +1,221 @@
+"""Unit tests of repro.moe_grokking and repro.data.grokking_mix (chapters/moe-grokking)."""
+import numpy as np
+import pytest
+import torch
+from rapidfuzz.distance import Levenshtein
+
+from repro import moe_grokking as mg
+from repro.data.grokking_mix import DEFAULT_GROUPS, answer_mask, make_grokking_mix
+
+
+# ------------------------------------------------------------------ edit distance
+def test_levenshtein_hand_cases():
+    assert mg.levenshtein("kitten", "sitting") == 3
+    assert mg.levenshtein([1, 2, 3], [1, 2, 3]) == 0
+    assert mg.levenshtein([], [4, 5]) == 2
+    assert mg.levenshtein([1, 2, 3, 4], [2, 3, 4, 1]) == 2      # delete the first 1, append one
+
+
+def test_rapidfuzz_matches_our_dynamic_programme():
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        s = rng.integers(0, 5, rng.integers(0, 8)).tolist()
+        t = rng.integers(0, 5, rng.integers(0, 8)).tolist()
+        assert Levenshtein.distance(s, t) == mg.levenshtein(s, t)
+
+
+# ------------------------------------------------------------------ pathways
+def _agg():
+    # 3 samples, 2 layers, 4 experts: samples 0 and 1 route alike, sample 2 differs in layer 1 only
+    return np.array([[[0.7, 0.3, 0, 0], [0, 0, 0.6, 0.4]],
+                     [[0.6, 0.4, 0, 0], [0, 0, 0.9, 0.1]],
+                     [[0.8, 0.2, 0, 0], [0.5, 0, 0, 0.5]]])
+
+
+def test_pathways_take_sorted_top_k():
+    p = mg.pathways(_agg(), k=2)
+    assert p.shape == (3, 2, 2)
+    np.testing.assert_array_equal(p[0], [[0, 1], [2, 3]])
+    np.testing.assert_array_equal(p[2], [[0, 1], [0, 3]])
+    np.testing.assert_array_equal(mg.pathways(_agg(), k=1)[:, 1, 0], [2, 2, 0])
+
+
+def test_pathway_distance_hand_case():
+    p = mg.pathways(_agg(), k=2)
+    # pathways: A A B where B differs from A in one of 4 symbols -> pair distances 0, 1/4, 1/4; mean 1/6
+    assert mg.pathway_distance(p, 4) == pytest.approx(1 / 6)
+    np.testing.assert_allclose(mg.layer_pathway_distance(p), [0.0, 1 / 3])   # 1 of 2 slots in 2 of 3 pairs
+
+
+def test_identical_pathways_have_distance_zero():
+    p = np.tile(np.array([[[1, 3], [0, 2], [2, 3]]]), (5, 1, 1))
+    assert mg.pathway_distance(p, 4) == 0.0
+
+
+def test_same_expert_in_different_layers_is_a_different_symbol():
+    s = mg.pathway_strings(np.array([[[1], [2]], [[2], [1]]]), n_experts=4)
+    assert Levenshtein.distance(s[0], s[1]) == 2
+
+
+def test_aggregate_gates_means_over_positions():
+    g = torch.zeros(1, 4, 2)
+    g[0, :, 0] = torch.tensor([1.0, 1.0, 0.0, 0.0])
+    g[0, :, 1] = 1 - g[0, :, 0]
+    agg = mg.aggregate_gates([g, g])
+    assert agg.shape == (1, 2, 2)
+    np.testing.assert_allclose(agg[0, 0], [2 / 3, 1 / 3])
+
+
+def test_layer_consistency_hand_cases():
+    W1 = np.array([[1.0, 0.0], [0.0, 1.0]])          # expert embeddings of layer 1 (rows)
+    W2 = np.array([[1.0, 0.0], [-1.0, 0.0]])         # layer 2
+    same = np.array([[[1.0, 0.0], [1.0, 0.0]]])      # expert 0 in both layers: cos(e1, e1) = 1
+    opposite = np.array([[[1.0, 0.0], [0.0, 1.0]]])  # e1 then -e1: cos = -1
+    orth = np.array([[[0.0, 1.0], [1.0, 0.0]]])      # e2 then e1: cos = 0
+    np.testing.assert_allclose(mg.layer_consistency(same, [W1, W2]), [1.0])
+    np.testing.assert_allclose(mg.layer_consistency(opposite, [W1, W2]), [-1.0])
+    np.testing.assert_allclose(mg.layer_consistency(orth, [W1, W2]), [0.0], atol=1e-12)
+    mixed = np.array([[[0.5, 0.5], [1.0, 0.0]]])     # (e1+e2)/2 then e1: cos = 1/sqrt(2)
+    np.testing.assert_allclose(mg.layer_consistency(mixed, [W1, W2]), [2 ** -0.5])
+
+
+def test_entropies():
+    logits = torch.zeros(2, 3, 4)                    # uniform router
+    np.testing.assert_allclose(mg.routing_entropy([logits]), [np.log(4)], rtol=1e-6)
+    balanced = torch.tensor([[0, 1, 2, 3]])
+    collapsed = torch.tensor([[2, 2, 2, 2]])
+    np.testing.assert_allclose(mg.load_entropy([balanced, collapsed], 4), [np.log(4), 0.0], atol=1e-12)
+
+
+# ------------------------------------------------------------------ times
+def test_time_to_reach_and_onset():
+    steps = np.array([0, 10, 20, 40, 80])
+    acc = np.array([0.0, 0.5, 0.95, 0.9, 1.0])
+    assert mg.time_to_reach(steps, acc, 0.9) == 20
+    assert np.isnan(mg.time_to_reach(steps, acc, 1.1))
+    # chance 0.1, final 0.9: onset is the first value above 0.5
+    assert mg.generalization_onset(steps, [0.1, 0.1, 0.3, 0.6, 0.9], chance=0.1) == 40
+    assert np.isnan(mg.generalization_onset(steps, [0.1] * 5, chance=0.1))
+
+
+def test_memorization_times():
+    steps = np.array([0, 10, 20, 30])
+    correct = np.array([[0, 0, 1], [1, 0, 1], [0, 1, 1], [1, 1, 1]], dtype=bool)
+    loss = np.array([[3, 3, 0.05], [0.05, 3, 0.05], [2, 0.2, 0.05], [0.05, 0.05, 0.05]])
+    np.testing.assert_array_equal(mg.memorization_times(steps, correct, loss), [30, 30, 0])
+    assert np.isnan(mg.memorization_times(steps, correct[:, :1] & False, loss[:, :1])[0])
+
+
+def test_drop_from_peak_and_value_at():
+    steps = np.array([0, 10, 20, 30, 40])
+    d = np.array([0.1, 0.5, 0.8, 0.6, 0.4])
+    assert mg.drop_from_peak(steps, d, start=10) == pytest.approx(0.5)
+    assert mg.drop_from_peak(steps, d, start=40) == 0.0
+    assert mg.value_at(steps, d, 15) == 0.8
+
+
+def test_smooth():
+    np.testing.assert_allclose(mg.smooth([0.0, 3.0, 0.0, 3.0]), [1.5, 1.0, 2.0, 1.5])
+    np.testing.assert_allclose(mg.smooth([1.0, 2.0], width=1), [1.0, 2.0])
+    with pytest.raises(ValueError, match="width"):
+        mg.smooth([1.0], width=0)
+
+
+def test_log_steps():
+    s = mg.log_steps(1000, 20)
+    assert s[0] == 0 and s[-1] == 1000 and np.all(np.diff(s) > 0) and len(s) <= 21
+
+
+# ------------------------------------------------------------------ data
+def test_mix_shapes_groups_and_determinism():
+    mix = make_grokking_mix(p=7, seed=3)
+    assert mix.names == tuple(n for n, _ in DEFAULT_GROUPS)
+    assert mix.vocab_size == 7 + len(DEFAULT_GROUPS)
+    assert mix.train_tokens.shape[1] == 4 and mix.train_tokens.dtype == torch.int64
+    assert len(mix.train_tokens) + len(mix.test_tokens) == len(DEFAULT_GROUPS) * 49
+    for g, (_, frac) in enumerate(DEFAULT_GROUPS):
+        assert len(mix.group(g)) == round(frac * 49)
+        assert torch.all(mix.group(g)[:, 0] == 7 + g)      # the op token names the group
+    again = make_grokking_mix(p=7, seed=3)
+    assert torch.equal(mix.train_tokens, again.train_tokens)
+    assert not torch.equal(mix.train_tokens, make_grokking_mix(p=7, seed=4).train_tokens)
+
+
+def test_mix_answers_follow_the_operations():
+    mix = make_grokking_mix(p=11, groups=(("a+b", 0.5), ("ab+a", 0.5), ("random", 0.5)), seed=0)
+    for split in ("train", "test"):
+        t = mix.group(0, split).numpy()
+        np.testing.assert_array_equal(t[:, 3], (t[:, 1] + t[:, 2]) % 11)
+        t = mix.group(1, split).numpy()
+        np.testing.assert_array_equal(t[:, 3], (t[:, 1] * t[:, 2] + t[:, 1]) % 11)
+    assert mix.control == [2]
+    r = torch.cat([mix.group(2, "train"), mix.group(2, "test")]).numpy()
+    assert not np.array_equal(r[:, 3], (r[:, 1] + r[:, 2]) % 11)        # random labels, not a+b
+    assert len({tuple(x) for x in r[:, 1:3]}) == 121                     # every pair once across the splits
+
+
+def test_sampler_and_mask():
+    mix = make_grokking_mix(p=7, seed=0)
+    tokens, mask = mix.sampler(16, seed=1)(1)
+    assert tokens.shape == (16, 4) and mask.shape == (16, 4)
+    assert mask[:, 3].all() and not mask[:, :3].any()
+    t2, _ = mix.sampler(16, seed=1)(1)
+    assert torch.equal(tokens, t2)
+
+
+# ------------------------------------------------------------------ validation
+def test_validation_errors():
+    with pytest.raises(ValueError, match="p must"):
+        make_grokking_mix(p=2)
+    with pytest.raises(ValueError, match="unknown operation"):
+        make_grokking_mix(groups=(("a/b", 0.5),))
+    with pytest.raises(ValueError, match="train fraction"):
+        make_grokking_mix(groups=(("a+b", 1.0),))
+    mix = make_grokking_mix(p=5)
+    with pytest.raises(ValueError, match="g must"):
+        mix.group(9)
+    with pytest.raises(ValueError, match="split"):
+        mix.group(0, "val")
+    with pytest.raises(ValueError, match="tokens must"):
+        answer_mask(torch.zeros(2, 5, dtype=torch.long))
+    with pytest.raises(ValueError, match="k must"):
+        mg.pathways(_agg(), k=5)
+    with pytest.raises(ValueError, match="agg"):
+        mg.layer_consistency(_agg(), [np.eye(4)])
+    with pytest.raises(ValueError, match="at least two"):
+        mg.pathway_distance(np.zeros((1, 2, 1), dtype=int), 4)
+    with pytest.raises(ValueError, match="positions"):
+        mg.aggregate_gates([torch.zeros(1, 4, 2)], positions=[7])
+    with pytest.raises(ValueError, match="mix must"):
+        mg.train_monitored("data")
+    with pytest.raises(ValueError, match="steps and values"):
+        mg.time_to_reach([0, 1], [0.5], 0.3)
+
+
+# ------------------------------------------------------------------ training
+def test_train_monitored_runs_a_few_steps(tmp_path):
+    mix = make_grokking_mix(p=7, seed=0)
+    cfg = mg.GrokkingConfig(d_model=16, n_heads=2, d_expert=16, steps=6, n_evals=3, batch_size=32, n_monitor=4)
+    log = mg.train_monitored(mix, cfg, seed=0)
+    n = len(log["steps"])
+    assert log["steps"][0] == 0 and log["steps"][-1] == 6
+    assert log["train_acc"].shape == (n, mix.n_groups)
+    assert log["layer_distance"].shape == (n, mix.n_groups, 2)
+    assert log["monitor_correct"].shape == (n, mix.n_groups, 4)
+    assert np.all((log["pathway_distance"] >= 0) & (log["pathway_distance"] <= 1))
+    assert np.all(np.abs(log["consistency"]) <= 1 + 1e-9)
+    assert len(log["loss"]) == 6
+    mg.save_log(tmp_path / "x.npz", {"main": log}, seed=0)
+    back, prov = mg.load_log(tmp_path / "x.npz")
+    assert prov == {"seed": 0}
+    np.testing.assert_allclose(back["main"]["test_acc"], log["test_acc"])
+
+
+def test_variants_and_a_frozen_run():
+    base = mg.GrokkingConfig(d_model=8, n_heads=2, d_expert=8, steps=3, n_evals=2, batch_size=16, n_monitor=4)
+    assert mg.variant_config(base, "frozen").freeze_router and not base.freeze_router
+    assert mg.variant_config(base, "no-balance").balance_coef == 0.0
+    with pytest.raises(ValueError, match="variant"):
+        mg.variant_config(base, "dense")
+    log = mg.train_monitored(make_grokking_mix(p=5, seed=0), mg.variant_config(base, "frozen"), seed=1)
+    assert np.isfinite(log["consistency"]).all()
