@@ -8,11 +8,9 @@ from repro import rl, scorer
 
 @pytest.fixture(autouse=True)
 def one_thread():
-    """Tiny batched matmuls are fastest, and reproducible, on one thread."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+    """Tiny batched matmuls are fastest, and reproducible, on one thread (the same rule as `repro.rl.train`)."""
+    with rl.one_thread():
+        yield
 
 
 def _setup(kinds, seeds=None, **kw):
