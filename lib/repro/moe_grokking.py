@@ -267,16 +267,27 @@ class GrokkingConfig:
     lr: float = 2e-3
     weight_decay: float = 1.0
     balance_coef: float = 0.01
-    batch_size: int = 128
-    steps: int = 5000
+    batch_size: int = 512
+    steps: int = 8000
     n_evals: int = 24
     n_monitor: int = 128
     freeze_router: bool = False
+    dense: bool = False
+
+    def model_config(self, vocab_size: int) -> TransformerConfig:
+        """The transformer: MoE blocks, or with `dense=True` its dense twin, whose MLP is as wide as the top_k experts
+        that a token uses (the same active parameters per token)."""
+        sizes = dict(vocab_size=vocab_size, max_len=4, d_model=self.d_model, n_layers=self.n_layers,
+                     n_heads=self.n_heads)
+        if self.dense:
+            return TransformerConfig(**sizes, d_mlp=self.top_k * self.d_expert)
+        return TransformerConfig(**sizes, n_experts=self.n_experts, top_k=self.top_k, d_expert=self.d_expert)
 
 
 @torch.no_grad()
 def evaluate(model: Transformer, mix: GrokkingMix, monitor_idx: dict, k: int) -> dict:
-    """Accuracy and loss per group and split, and the routing monitors on the monitored training samples."""
+    """Accuracy and loss per group and split, and (MoE models only) the routing monitors on the monitored training
+    samples."""
     model.eval()
     G, E = mix.n_groups, model.cfg.n_experts
     rec = {}
@@ -289,7 +300,7 @@ def evaluate(model: Transformer, mix: GrokkingMix, monitor_idx: dict, k: int) ->
         correct = (logits.argmax(-1) == target).numpy()
         rec[f"{split}_acc"] = np.array([correct[groups == g].mean() for g in range(G)])
         rec[f"{split}_loss"] = np.array([loss[groups == g].mean() for g in range(G)])
-        if split == "train":
+        if split == "train" and model.moe_blocks:
             rec["routing_entropy"] = routing_entropy([lg[:, :ANSWER_POSITION] for lg in out.router_logits])
             rec["load_entropy"] = load_entropy([ex[:, :ANSWER_POSITION] for ex in out.experts], E)
             agg = aggregate_gates(out.gates)
@@ -318,6 +329,7 @@ def train_monitored(mix: GrokkingMix, cfg: GrokkingConfig = GrokkingConfig(), se
     `test_loss`, `pathway_distance`, `consistency`; `layer_distance` (evals, groups, L); `routing_entropy` and
     `load_entropy` (evals, L); `weight_norm`; per monitored sample `monitor_correct` and `monitor_loss`
     (evals, groups, n), n = min(n_monitor, smallest group's training set); plus the per-step training `loss` and `seconds`.
+    The dense twin (`cfg.dense`) has no router: its log holds only accuracies, losses, the weight norm and timing.
     """
     if not isinstance(mix, GrokkingMix):
         raise ValueError(f"mix must be a GrokkingMix, got {type(mix).__name__}")
@@ -326,9 +338,7 @@ def train_monitored(mix: GrokkingMix, cfg: GrokkingConfig = GrokkingConfig(), se
     if cfg.n_experts < 1 or cfg.n_layers < 2:
         raise ValueError("cfg needs n_experts >= 1 and n_layers >= 2 (layer consistency compares layers)")
     torch.manual_seed(seed)
-    model = Transformer(TransformerConfig(vocab_size=mix.vocab_size, max_len=4, d_model=cfg.d_model,
-                                          n_layers=cfg.n_layers, n_heads=cfg.n_heads, n_experts=cfg.n_experts,
-                                          top_k=cfg.top_k, d_expert=cfg.d_expert))
+    model = Transformer(cfg.model_config(mix.vocab_size))
     if cfg.freeze_router:
         model.freeze_routers()
     rng = np.random.default_rng(seed)
@@ -372,15 +382,17 @@ def load_log(path) -> tuple[dict, dict]:
     return logs, prov
 
 
-#: The three runs of the chapter: the MoE as configured, its routers frozen at initialisation, and no balancing loss.
-VARIANTS = ("main", "frozen", "no-balance")
+#: The runs of the chapter: the MoE as configured, its routers frozen at initialisation, no balancing loss, and the
+#: dense twin with the same active parameters per token.
+VARIANTS = ("main", "frozen", "no-balance", "dense")
 
 
 def variant_config(cfg: GrokkingConfig, variant: str) -> GrokkingConfig:
     """`cfg` changed for one of `VARIANTS`."""
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-    changes = {"main": {}, "frozen": {"freeze_router": True}, "no-balance": {"balance_coef": 0.0}}[variant]
+    changes = {"main": {}, "frozen": {"freeze_router": True}, "no-balance": {"balance_coef": 0.0},
+               "dense": {"dense": True, "balance_coef": 0.0}}[variant]
     return GrokkingConfig(**{**cfg.__dict__, **changes})
 
 

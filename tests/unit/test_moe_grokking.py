@@ -216,6 +216,17 @@ def test_variants_and_a_frozen_run():
     assert mg.variant_config(base, "frozen").freeze_router and not base.freeze_router
     assert mg.variant_config(base, "no-balance").balance_coef == 0.0
     with pytest.raises(ValueError, match="variant"):
-        mg.variant_config(base, "dense")
+        mg.variant_config(base, "sparse")
     log = mg.train_monitored(make_grokking_mix(p=5, seed=0), mg.variant_config(base, "frozen"), seed=1)
     assert np.isfinite(log["consistency"]).all()
+
+
+def test_dense_twin_has_the_active_width_and_no_routing_log():
+    base = mg.GrokkingConfig(d_model=8, n_heads=2, d_expert=8, top_k=2, steps=3, n_evals=2, batch_size=16, n_monitor=4)
+    dense = mg.variant_config(base, "dense")
+    model_cfg = dense.model_config(vocab_size=12)
+    assert model_cfg.n_experts == 0 and model_cfg.mlp_width == 16      # top_k * d_expert
+    assert base.model_config(vocab_size=12).n_experts == base.n_experts
+    mix = make_grokking_mix(p=5, seed=0)
+    log = mg.train_monitored(mix, dense, seed=0)
+    assert log["train_acc"].shape == (len(log["steps"]), mix.n_groups) and "pathway_distance" not in log
