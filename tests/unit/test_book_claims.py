@@ -39,6 +39,19 @@ def test_boundaries_hold_and_nan_never_holds(claims_file):
     assert read_records(claims_file)[2]["observed"] is None
 
 
+def test_a_claim_tests_other_observations_as_it_tested_its_own(claims_file):
+    ledger = Ledger("specgd")
+    ledger.check("low", observed=0.3, at_least=0.15, says="s")
+    ledger.check("high", observed=0.3, at_most=0.5, says="s")
+    ledger.check("band", observed=0.3, between=(0.1, 0.5), says="s")
+    low, high, band = ledger.claims
+    assert low.passes(0.15) and not low.passes(0.1) and not low.passes(math.nan)
+    assert high.passes(0.5) and not high.passes(0.6)
+    assert band.passes(0.1) and not band.passes(0.51)
+    with pytest.raises(ValueError, match="observed"):
+        low.passes("many")
+
+
 def test_without_build_nothing_is_written(tmp_path, monkeypatch):
     monkeypatch.delenv("REPRO_CLAIMS_FILE", raising=False)
     Ledger("specgd").check("a", observed=1, at_least=0, says="s")

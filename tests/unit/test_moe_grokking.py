@@ -230,3 +230,61 @@ def test_dense_twin_has_the_active_width_and_no_routing_log():
     mix = make_grokking_mix(p=5, seed=0)
     log = mg.train_monitored(mix, dense, seed=0)
     assert log["train_acc"].shape == (len(log["steps"]), mix.n_groups) and "pathway_distance" not in log
+
+
+def _synthetic_log(pathway_rule, consistency_rule):
+    """Three groups (0: control, 1 and 2: rules) at 7 evaluations, with curves chosen by hand."""
+    steps = np.array([0, 10, 100, 1000, 2000, 4000, 8000])
+    train = np.array([[0.0, 0.2, 0.96, 0.97, 0.98, 0.97, 0.98],         # control: never reaches 0.99
+                      [0.0, 0.5, 0.96, 0.99, 1.0, 1.0, 1.0],
+                      [0.0, 0.96, 1.0, 1.0, 1.0, 1.0, 1.0]]).T
+    test = np.array([[0.03] * 7,
+                     [0.0, 0.05, 0.1, 0.3, 0.6, 0.8, 0.95],              # onset at 2000: 20x its fitted step 100
+                     [0.0, 0.6, 0.7, 0.8, 0.8, 0.8, 0.8]]).T             # onset at 10, as it fits
+    flat = np.full(7, 0.5)
+    return {"steps": steps, "train_acc": train, "test_acc": test,
+            "pathway_distance": np.stack([flat, pathway_rule, flat], 1),
+            "consistency": np.stack([flat, consistency_rule, flat], 1),
+            "load_entropy": np.full((7, 2), np.log(4) * 0.9)}
+
+
+def test_group_times_and_the_control_fallback():
+    log = _synthetic_log(np.full(7, 0.5), np.full(7, 0.5))
+    t = mg.group_times(log, control=0, chance=0.0)
+    np.testing.assert_array_equal(t["t_fit"], [100, 100, 10])
+    np.testing.assert_array_equal(t["t_mem"], [2000, 1000, 100])         # control: the step of its best train acc.
+    assert t["generalizing"] == [1] and t["learners"] == [1, 2] and t["rules"] == [1, 2]
+    np.testing.assert_array_equal(t["onset"][1:], [2000, 10])
+    with pytest.raises(ValueError, match="control"):
+        mg.group_times(log, control=3, chance=0.0)
+
+
+def test_claim_quantities_on_hand_made_curves():
+    falling = np.array([0.5, 0.5, 0.8, 0.8, 0.8, 0.4, 0.4])                # smoothed peak 0.8, end 0.4: drop 0.5
+    rising = np.array([0.1, 0.1, 0.1, 0.1, 0.5, 0.5, 0.5])
+    logs = {"main": _synthetic_log(falling, rising), "frozen": _synthetic_log(np.full(7, 0.5), np.full(7, 0.5))}
+    q = mg.claim_quantities(logs, control=0, chance=0.0, n_experts=4)
+    assert q["n_lag"] == 1 and q["onset_async"] == pytest.approx(200)
+    assert q["n_grok"] == 1 and np.isnan(q["async_ratio"])               # 8000 / 1000; one group reaches 0.9
+    assert q["drop"][1] == pytest.approx(0.5) and q["drop"][2] == 0 and q["drop_min"] == 0
+    assert q["drop_mean"] == pytest.approx(0.25) and q["control_ratio"] == 0
+    assert q["c_rise"][1] == pytest.approx(0.4) and q["frozen_move"] == 0 and q["frozen_drop_mean"] == 0
+    assert q["load_frac"] == pytest.approx(0.9)
+    logs["main"]["pathway_distance"][:, 1] = 0.5                         # no fall in the rules: no control ratio
+    assert np.isnan(mg.claim_quantities(logs, control=0, chance=0.0, n_experts=4)["control_ratio"])
+    with pytest.raises(ValueError, match="frozen"):
+        mg.claim_quantities({"main": logs["main"]}, control=0, chance=0.0, n_experts=4)
+
+
+def test_shipped_runs_match_the_library_defaults_and_carry_provenance():
+    """The chapter reads data/moe-grokking/seed*.npz as the runs of GrokkingConfig(): if the defaults change, the
+    shipped files must be remade (see data/README.md)."""
+    from pathlib import Path
+    shipped = sorted((Path(__file__).parents[2] / "data" / "moe-grokking").glob("seed*.npz"))
+    assert [p.stem for p in shipped] == ["seed0", "seed1", "seed2"]
+    for path in shipped:
+        logs, prov = mg.load_log(path)
+        assert {"command", "seed", "commit", "time", "config", "seconds"} <= set(prov), path.name
+        assert prov["config"] == mg.GrokkingConfig().__dict__, f"{path.name} was made with other settings"
+        assert set(logs) == set(mg.VARIANTS) and prov["seed"] == int(path.stem.removeprefix("seed"))
+        assert logs["main"]["steps"][-1] == mg.GrokkingConfig().steps

@@ -43,6 +43,11 @@ class Claim:
     def as_expected(self) -> bool:
         return self.holds == self.expect
 
+    def passes(self, observed) -> bool:
+        """Whether another observation (another seed's, say) passes this claim's test; NaN never does."""
+        limits = {op: self.threshold if op == self.op else None for op in OPS}
+        return _decide(_as_number("observed", observed), **limits)[2]
+
 
 def format_value(x) -> str:
     """A number as the book prints it: four significant digits, `n/a` for a missing value."""
