@@ -98,3 +98,70 @@ def test_a_render_warning_fails_the_build_and_keeps_failing_until_fixed(minibook
     assert not again["render"]["ok"] and not succeeded(again)
     intro.write_text(intro.read_text().replace("See {doc}`no-such-page`.", ""))
     assert build(BuildOptions(root=minibook, only=["good"]))["render"]["ok"]
+
+
+def test_a_data_file_of_the_chapter_feeds_the_cache_key(minibook):
+    data = minibook / "data" / "good"
+    data.mkdir(parents=True)
+    (data / "weights.pt").write_bytes(b"one")
+    assert _by_path(build(BuildOptions(root=minibook, render=False, only=["good"])))["chapters/good/01_ok.md"][
+        "status"] == "ok"
+    assert _by_path(build(BuildOptions(root=minibook, render=False, only=["good"])))["chapters/good/01_ok.md"][
+        "status"] == "cached"
+    (data / "weights.pt").write_bytes(b"two")
+    assert _by_path(build(BuildOptions(root=minibook, render=False, only=["good"])))["chapters/good/01_ok.md"][
+        "status"] == "ok"
+    (data / "weights.pt").unlink()  # a removed file re-executes too, so its error shows instead of old outputs
+    assert _by_path(build(BuildOptions(root=minibook, render=False, only=["good"])))["chapters/good/01_ok.md"][
+        "status"] == "ok"
+
+
+def _commit_all(book: Path) -> str:
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=book, check=True, capture_output=True, text=True).stdout.strip()
+
+    if not (book / ".git").exists():
+        git("init", "-q")
+    (book / ".gitignore").write_text("_build/\nnode_modules\n")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "fixture")
+    return git("rev-parse", "HEAD")
+
+
+def test_record_writes_the_full_run_evidence_and_the_report_carries_it(minibook):
+    from repro.book.records import FullRun
+
+    commit = _commit_all(minibook)
+    report = build(BuildOptions(root=minibook, scale="full", render=False, only=["good"], record=True))
+    assert succeeded(report) and report["recorded"] == ["data/good/full-run.json"]
+    record = json.loads((minibook / "data" / "good" / "full-run.json").read_text())
+    assert record["commit"] == commit and record["scale"] == "full" and record["chapter"] == "good"
+    assert [nb["path"] for nb in record["notebooks"]] == ["chapters/good/01_ok.md"]
+    assert [c["id"] for c in record["claims"]] == ["two-plus-two"] and record["claims"][0]["kind"] == "check"
+    full = FullRun.load("good", root=minibook)
+    assert full.commit == commit[:10] and full.observed("two-plus-two") == 4 and full.holds("two-plus-two")
+    with pytest.raises(KeyError, match="not in data/good/full-run.json"):
+        full.claim("no-such-claim")
+    ci = build(BuildOptions(root=minibook, render=False, only=["good"]))
+    assert ci["full_runs"]["good"]["commit"] == commit
+
+
+def test_record_refuses_uncommitted_code_failed_notebooks_and_wrong_options(minibook):
+    from repro.book.records import FullRun
+
+    _commit_all(minibook)
+    (minibook / "lib" / "repro" / "stand_in.py").write_text("VALUE = 3\n")
+    report = build(BuildOptions(root=minibook, scale="full", render=False, only=["good"], record=True))
+    assert "commit your changes first" in report["record_error"] and not succeeded(report)
+    _commit_all(minibook)
+    report = build(BuildOptions(root=minibook, scale="full", render=False, only=["bad"], record=True))
+    assert "notebooks failed: chapters/bad/01_fails.md" in report["record_error"]
+    assert not (minibook / "data" / "bad" / "full-run.json").exists()
+    with pytest.raises(ValueError, match="add --scale full"):
+        build(BuildOptions(root=minibook, render=False, only=["good"], record=True))
+    with pytest.raises(ValueError, match="needs --only"):
+        build(BuildOptions(root=minibook, scale="full", render=False, record=True))
+    with pytest.raises(FileNotFoundError, match="python -m repro.book build --scale full --only good --record"):
+        FullRun.load("good", root=minibook)

@@ -17,33 +17,33 @@ def claims_file(tmp_path, monkeypatch):
 
 def test_checks_write_one_json_record_each(claims_file):
     ledger = Ledger("specgd")
-    ledger.check("beats", observed=0.31, at_least=0.15, says="A beats B", paper="+0.30")
-    ledger.check("small", observed=0.2, at_most=0.05, says="C is small", expect=False)
-    ledger.check("slope", observed=-2.1, between=(-2.5, -1.5), says="slope near -2")
+    ledger.check("beats", kind="paper", observed=0.31, at_least=0.15, says="A beats B", paper="+0.30")
+    ledger.check("small", kind="ours", observed=0.2, at_most=0.05, says="C is small", expect=False)
+    ledger.check("slope", kind="ours", observed=-2.1, between=(-2.5, -1.5), says="slope near -2")
     records = read_records(claims_file)
     assert [r["id"] for r in records] == ["beats", "small", "slope"]
     assert [r["holds"] for r in records] == [True, False, True]
     assert records[1]["expect"] is False
     assert records[0] == {"id": "beats", "says": "A beats B", "observed": 0.31, "op": "at_least", "threshold": 0.15,
-                          "paper": "+0.30", "holds": True, "expect": True, "chapter": "specgd",
+                          "paper": "+0.30", "holds": True, "expect": True, "kind": "paper", "chapter": "specgd",
                           "notebook": "chapters/x/01_a.md"}
     json.dumps(records)  # plain JSON
 
 
 def test_boundaries_hold_and_nan_never_holds(claims_file):
     ledger = Ledger("specgd")
-    ledger.check("edge-low", observed=0.15, at_least=0.15, says="edge")
-    ledger.check("edge-high", observed=0.05, at_most=0.05, says="edge")
-    ledger.check("nan", observed=math.nan, at_least=0, says="nan")
+    ledger.check("edge-low", kind="ours", observed=0.15, at_least=0.15, says="edge")
+    ledger.check("edge-high", kind="ours", observed=0.05, at_most=0.05, says="edge")
+    ledger.check("nan", kind="ours", observed=math.nan, at_least=0, says="nan")
     assert [c.holds for c in ledger.claims] == [True, True, False]
     assert read_records(claims_file)[2]["observed"] is None
 
 
 def test_a_claim_tests_other_observations_as_it_tested_its_own(claims_file):
     ledger = Ledger("specgd")
-    ledger.check("low", observed=0.3, at_least=0.15, says="s")
-    ledger.check("high", observed=0.3, at_most=0.5, says="s")
-    ledger.check("band", observed=0.3, between=(0.1, 0.5), says="s")
+    ledger.check("low", kind="ours", observed=0.3, at_least=0.15, says="s")
+    ledger.check("high", kind="ours", observed=0.3, at_most=0.5, says="s")
+    ledger.check("band", kind="ours", observed=0.3, between=(0.1, 0.5), says="s")
     low, high, band = ledger.claims
     assert low.passes(0.15) and not low.passes(0.1) and not low.passes(math.nan)
     assert high.passes(0.5) and not high.passes(0.6)
@@ -54,7 +54,7 @@ def test_a_claim_tests_other_observations_as_it_tested_its_own(claims_file):
 
 def test_without_build_nothing_is_written(tmp_path, monkeypatch):
     monkeypatch.delenv("REPRO_CLAIMS_FILE", raising=False)
-    Ledger("specgd").check("a", observed=1, at_least=0, says="s")
+    Ledger("specgd").check("a", kind="ours", observed=1, at_least=0, says="s")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -64,26 +64,56 @@ def test_without_build_nothing_is_written(tmp_path, monkeypatch):
     (dict(observed="high", at_least=0, says="s"), "observed must be a real number"),
     (dict(observed=1, between=(2, 1), says="s"), "lo > hi"),
     (dict(observed=1, at_least=0, says=""), "needs says="),
+    (dict(observed=1, at_least=0, says="s", kind="reproduced"), "kind must be one of"),
+    (dict(observed=1, at_least=0, says="s", kind="paper"), "give paper="),
 ])
 def test_bad_checks_name_the_problem(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        Ledger("specgd").check("a", **kwargs)
+        Ledger("specgd").check("a", **{"kind": "ours", **kwargs})
 
 
 def test_ids_are_validated_and_unique():
     ledger = Ledger("specgd")
     with pytest.raises(ValueError, match="lower-case"):
-        ledger.check("Bad Id", observed=1, at_least=0, says="s")
-    ledger.check("a", observed=1, at_least=0, says="s")
+        ledger.check("Bad Id", kind="ours", observed=1, at_least=0, says="s")
+    ledger.check("a", kind="ours", observed=1, at_least=0, says="s")
     with pytest.raises(ValueError, match="checked twice"):
-        ledger.check("a", observed=1, at_least=0, says="s")
+        ledger.check("a", kind="ours", observed=1, at_least=0, says="s")
     with pytest.raises(ValueError, match="chapter slug"):
         Ledger("Not a slug")
 
 
-def test_markdown_table_has_a_row_per_claim():
+def test_kind_is_required():
+    with pytest.raises(TypeError, match="kind"):
+        Ledger("specgd").check("a", observed=1, at_least=0, says="s")
+
+
+def test_markdown_tables_group_claims_by_kind():
     records = [{"id": "a", "says": "s", "observed": 0.123456, "op": "between", "threshold": [0, 1], "paper": "",
-                "holds": True, "expect": True}]
+                "holds": True, "expect": True, "kind": "check"},
+               {"id": "b", "says": "t", "observed": 2.0, "op": "at_least", "threshold": 1, "paper": "1.5 (Table 1)",
+                "holds": True, "expect": True, "kind": "paper"}]
     table = claims_markdown(records)
     assert "| `a` | s | — | 0.1235 | in [0, 1] | ✓ held |" in table
+    assert table.index("The paper's claims") < table.index("`b`") < table.index("Checks") < table.index("`a`")
     assert format_test("at_least", 0.15) == "≥ 0.15"
+
+
+def test_markdown_table_shows_the_full_record_beside_ci():
+    records = [{"id": "b", "says": "t", "observed": 2.0, "op": "at_least", "threshold": 1, "paper": "1.5",
+                "holds": True, "expect": True, "kind": "paper"},
+               {"id": "c", "says": "u", "observed": 0.0, "op": "at_most", "threshold": 1, "paper": "",
+                "holds": True, "expect": True, "kind": "ours"}]
+    full = {"commit": "abc", "claims": [{**records[0], "observed": 0.5, "holds": False, "expect": False}]}
+    table = claims_markdown(records, full_record=full)
+    assert "| `b` | t | 1.5 | 2 | ≥ 1 | ✓ held | 0.5 | ✗ not held (as expected: not reproduced) |" in table
+    assert "| `c` | u | — | 0 | ≤ 1 | ✓ held | — | not in the record |" in table
+    assert "no record |" in claims_markdown(records, full_record={"claims": []})
+
+
+def test_claims_glue_their_numbers_under_names_from_their_id():
+    from repro.book.claims import glue_names
+
+    assert glue_names("spec-beats-gd", "at_least") == {"observed": "spec-beats-gd-observed",
+                                                       "threshold": "spec-beats-gd-threshold"}
+    assert glue_names("slope", "between") == {"observed": "slope-observed", "low": "slope-low", "high": "slope-high"}

@@ -4,16 +4,30 @@ from repro.book.pages import fill_markers
 REPORT = {"scale": "ci", "seed": 0, "device": "cpu", "jobs": 2, "environment": {"torch": "2.13.0"}, "notebooks": [
     {"path": "chapters/specgd/02_experiments.md", "chapter": "specgd", "seconds": 41.5, "status": "ok", "error": "",
      "claims": [{"id": "spec-beats-gd", "says": "SpecGD beats GD early", "observed": 0.301, "op": "at_least",
-                 "threshold": 0.15, "paper": "+0.30", "holds": True, "expect": True},
+                 "threshold": 0.15, "paper": "+0.30", "holds": True, "expect": True, "kind": "paper"},
                 {"id": "depth-gap", "says": "depth amplifies the gap", "observed": -0.01, "op": "at_least",
-                 "threshold": 0.0, "paper": "", "holds": False, "expect": False}]}]}
+                 "threshold": 0.0, "paper": "falls (abstract)", "holds": False, "expect": False, "kind": "paper"},
+                {"id": "exact", "says": "two code paths agree", "observed": 0.0, "op": "at_most", "threshold": 1e-9,
+                 "paper": "", "holds": True, "expect": True, "kind": "check"}]}],
+    "full_runs": {"specgd": {"commit": "0123456789abcdef", "date": "2026-12-03T08:00:00+00:00",
+                             "machine": "Linux x86_64, 2 cores",
+                             "notebooks": [{"path": "chapters/specgd/02_experiments.md", "seconds": 600.0}],
+                             "claims": [{"id": "spec-beats-gd", "says": "SpecGD beats GD early", "observed": 0.25,
+                                         "op": "at_least", "threshold": 0.15, "paper": "+0.30", "holds": True,
+                                         "expect": True, "kind": "paper"},
+                                        {"id": "digits", "says": "Muon beats SGD on digits", "observed": 0.02,
+                                         "op": "at_least", "threshold": 0.0, "paper": "beats (abstract)",
+                                         "holds": True, "expect": True, "kind": "paper"}]}}}
 
 
 def test_chapter_claims_marker_becomes_its_table():
     page = fill_markers("# SpecGD\n\n<!-- repro:claims specgd -->\n\nMore text.\n", REPORT)
     assert "repro:claims" not in page
-    assert "| `spec-beats-gd` | SpecGD beats GD early | +0.30 | 0.301 | ≥ 0.15 | ✓ held |" in page
+    assert "| `spec-beats-gd` | SpecGD beats GD early | +0.30 | 0.301 | ≥ 0.15 | ✓ held | 0.25 | ✓ held |" in page
+    assert "| `digits` | Muon beats SGD on digits | beats (abstract) | — | ≥ 0 | full scale only | 0.02 | ✓ held |" in page
     assert "not held (as expected: not reproduced)" in page and page.endswith("More text.\n")
+    assert page.index("The paper's claims") < page.index("`depth-gap`") < page.index("Checks") < page.index("`exact`")
+    assert "commit `0123456789`, 2026-12-03, 10.0 minutes" in page
 
 
 def test_a_chapter_that_did_not_run_says_so():
@@ -22,7 +36,8 @@ def test_a_chapter_that_did_not_run_says_so():
 
 def test_scoreboard_and_status():
     board = fill_markers("<!-- repro:scoreboard -->", REPORT)
-    assert "| {doc}`specgd </chapters/specgd/index>` | 1 / 2 | 1 | yes |" in board
+    assert "| {doc}`specgd </chapters/specgd/index>` | 1 / 2 | 2 / 2 | 0 / 0 | 1 / 1 | yes |" in board
+    assert "`exact`" not in board
     status = fill_markers("<!-- repro:status -->", REPORT)
     assert "| `chapters/specgd/02_experiments.md` | ok | 41.5 |" in status
     assert "| specgd | 41.5 | yes |" in status and "| torch | `2.13.0` |" in status
@@ -37,3 +52,13 @@ def test_generated_table_ends_before_the_next_paragraph():
     page = fill_markers("Intro.\n\n<!-- repro:scoreboard -->\n\nNext paragraph.\n", REPORT)
     table_end = page.index("| yes |") + len("| yes |")
     assert page[table_end:].startswith("\n\n"), "a blank line must separate the table from the next paragraph"
+
+
+def test_full_scoreboard_lists_every_claim_by_kind_with_ci_and_full():
+    board = fill_markers("<!-- repro:scoreboard-full -->", REPORT)
+    assert "repro:" not in board and "-full" not in board.splitlines()[1]
+    for claim_id in ("spec-beats-gd", "depth-gap", "exact", "digits"):
+        assert f"`{claim_id}`" in board
+    assert "| specgd | `spec-beats-gd` | SpecGD beats GD early | +0.30 | 0.301 | ✓ held | 0.25 | ✓ held |" in board
+    assert "| specgd | `exact` | two code paths agree | — | 0 | ✓ held | — | not in the record |" in board
+    assert board.index("## The paper's claims") < board.index("## Checks")

@@ -19,6 +19,7 @@ from pathlib import Path
 from .cache import Cache, cache_key
 from .execute import execute
 from .params import check_parameters
+from .records import read_record, write_records
 from .render import render
 from .stage import stage_files, sync_stage
 from .toc import Page, notebooks
@@ -38,6 +39,7 @@ class BuildOptions:
     only: list | None = None
     force: bool = False
     render: bool = True
+    record: bool = False
 
     @property
     def build_dir(self) -> Path:
@@ -146,13 +148,39 @@ def _last_render_ok(build_dir: Path) -> bool:
         return False
 
 
+def check_record_options(opts: BuildOptions) -> None:
+    """`--record` needs `--scale full` and `--only` (a record is made for each chapter named there)."""
+    if not opts.record:
+        return
+    if opts.scale != "full":
+        raise ValueError("--record keeps the evidence of full-scale runs: add --scale full")
+    if not opts.only:
+        raise ValueError("--record needs --only SLUG… (the chapters whose data/<slug>/full-run.json to write)")
+    if opts.seed != 0:
+        raise ValueError("--record keeps the default seed's run (seed 0); drop --seed")
+
+
+def full_runs(root: Path) -> dict:
+    """Every chapter's full-run record ({slug: record}; chapters without one are left out)."""
+    slugs = sorted({page.chapter for page in notebooks(root)})
+    return {slug: record for slug in slugs if (record := read_record(root, slug))}
+
+
 def build(opts: BuildOptions) -> dict:
     """Run the whole pipeline; return the report (also written to `_build/report.json`)."""
+    check_record_options(opts)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     entries = execute_all(opts)
     report = {"scale": opts.scale, "seed": opts.seed, "device": opts.device, "jobs": opts.jobs, "started": started,
               "notebooks": entries, "environment": environment()}
+    if opts.record:
+        try:
+            written = write_records(opts.only, entries, report, opts.root)
+            report["recorded"] = [p.relative_to(opts.root).as_posix() for p in written]
+        except ValueError as err:  # a failed notebook or uncommitted code: no record, and the build fails
+            report["record_error"] = str(err)
+    report["full_runs"] = full_runs(opts.root)
     if opts.render:
         executed = {str(Path(e["path"]).with_suffix("")): opts.build_dir / "executed" /
                     Path(e["path"]).with_suffix(".ipynb") for e in entries}
@@ -168,4 +196,4 @@ def build(opts: BuildOptions) -> dict:
 def succeeded(report: dict) -> bool:
     """True when every notebook ran (or was cached) and the render, if any, succeeded."""
     return (all(nb["status"] != "failed" for nb in report["notebooks"])
-            and report.get("render", {"ok": True})["ok"])
+            and report.get("render", {"ok": True})["ok"] and not report.get("record_error"))

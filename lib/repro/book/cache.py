@@ -1,8 +1,9 @@
 """The execution cache (DESIGN.md §2, step 2).
 
 A notebook is re-executed only when its key changes. The key hashes the notebook source, every file under
-`lib/repro/` (jupyter-book's own cache ignores library changes, so it is not used), the parameters and
-`requirements.lock`.
+`lib/repro/` (jupyter-book's own cache ignores library changes, so it is not used), every file under its chapter's
+`data/<slug>/` (shipped runs, checkpoints and the full-run record it reads: a removed or changed file re-executes the
+notebook, so a missing file shows its error instead of old outputs), the parameters and `requirements.lock`.
 """
 from __future__ import annotations
 
@@ -17,13 +18,15 @@ IGNORED_SUFFIXES = {".pyc", ".pyo"}
 
 def library_files(lib_dir: Path) -> list[Path]:
     """Every file under `lib_dir` that can change what a notebook computes, in a stable order."""
+    if not lib_dir.is_dir():
+        return []
     files = [p for p in lib_dir.rglob("*") if p.is_file()
              and not IGNORED_PARTS.intersection(p.parts) and p.suffix not in IGNORED_SUFFIXES]
     return sorted(files, key=lambda p: p.relative_to(lib_dir).as_posix())
 
 
 def cache_key(source: Path, params: dict, root: Path) -> str:
-    """The hex sha256 of notebook source + library + parameters + lock file."""
+    """The hex sha256 of notebook source + library + its chapter's data + parameters + lock file."""
     h = hashlib.sha256()
 
     def add(label: str, data: bytes):
@@ -33,6 +36,9 @@ def cache_key(source: Path, params: dict, root: Path) -> str:
     lib_dir = root / "lib" / "repro"
     for f in library_files(lib_dir):
         add("lib:" + f.relative_to(lib_dir).as_posix(), f.read_bytes())
+    data_dir = root / "data" / source.parent.name
+    for f in library_files(data_dir):
+        add("data:" + f.relative_to(data_dir).as_posix(), f.read_bytes())
     add("params", json.dumps(params, sort_keys=True).encode())
     lock = root / "requirements.lock"
     add("lock", lock.read_bytes() if lock.exists() else b"")

@@ -1,13 +1,17 @@
 """The claim ledger (DESIGN.md §4): a paper's falsifiable statements, checked on our run.
 
     ledger = Ledger("specgd")
-    ledger.check("spec-beats-gd", observed=gap, at_least=0.15, paper="+0.30",
+    ledger.check("spec-beats-gd", observed=gap, at_least=0.15, kind="paper", paper="+0.30 (Table 1)",
                  says="SpecGD's early balanced accuracy beats GD's")
 
-Each check shows a held / not-held row in the notebook and, inside the build, appends a JSON record to the file named
-by `REPRO_CLAIMS_FILE`; the build gathers those records into `_build/report.json`, the scoreboard and each chapter's
-claim table. A claim that the chapter knows does not reproduce is declared with `expect=False`: the tests then require
-it *not* to hold, and the chapter explains why. How to read claims is told in chapters/intro.md.
+Every claim has one kind (DESIGN.md §4): `paper` (the paper's statement; only these count as reproduced or not),
+`ours` (the book's own mark for its small version) or `check` (true by construction: an identity, two code paths that
+must agree). Each check shows a held / not-held row in the notebook, glues its observed value and its threshold under
+names made from its id (`<id>-observed`, `<id>-threshold`, or `<id>-low` and `<id>-high` for `between`) so the prose
+cites them, and, inside the build, appends a JSON record to the file named by `REPRO_CLAIMS_FILE`; the build gathers
+those records into `_build/report.json`, the scoreboard and each chapter's claim table. A claim that the chapter knows
+does not reproduce is declared with `expect=False`: the tests then require it *not* to hold, and the chapter explains
+why. How to read claims is told in chapters/intro.md and chapters/appendix/reproducibility.md.
 """
 from __future__ import annotations
 
@@ -19,6 +23,8 @@ from dataclasses import asdict, dataclass, field
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 OPS = {"at_least": "≥", "at_most": "≤", "between": "in"}
+KINDS = ("paper", "ours", "check")
+KIND_TITLES = {"paper": "The paper's claims", "ours": "Our own marks", "check": "Checks (true by construction)"}
 
 
 @dataclass
@@ -33,6 +39,7 @@ class Claim:
     paper: str
     holds: bool
     expect: bool
+    kind: str = "paper"
     chapter: str = ""
     notebook: str = field(default_factory=lambda: os.environ.get("REPRO_NOTEBOOK", ""))
 
@@ -107,12 +114,13 @@ class Ledger:
         self.chapter = chapter
         self.claims: list[Claim] = []
 
-    def check(self, id: str, observed, *, says: str, at_least=None, at_most=None, between=None,
+    def check(self, id: str, observed, *, says: str, kind: str, at_least=None, at_most=None, between=None,
               paper: str = "", expect: bool = True) -> None:
-        """Check `observed` against exactly one of `at_least`, `at_most`, `between=(lo, hi)`; show and record it.
+        """Check `observed` against exactly one of `at_least`, `at_most`, `between=(lo, hi)`; show, glue, record it.
 
-        `paper` is the paper's number as text (say where it comes from if not the paper); `expect=False` declares a
-        claim that the chapter found does not reproduce.
+        `kind` is `"paper"`, `"ours"` or `"check"` (module docstring); a `paper` claim needs `paper=`, the paper's
+        number or direction as text with where it was read (`"0.42 (Table 1)"`, `"falls (abstract)"`).
+        `expect=False` declares a claim that the chapter found does not reproduce.
         """
         if not isinstance(id, str) or not _ID.match(id):
             raise ValueError(f"claim id must be lower-case letters, digits and dashes, got {id!r}")
@@ -120,13 +128,21 @@ class Ledger:
             raise ValueError(f"claim {id!r} is checked twice in this notebook")
         if not says:
             raise ValueError(f"claim {id!r} needs says= (the statement, in words)")
+        if kind not in KINDS:
+            raise ValueError(f"claim {id!r}: kind must be one of {', '.join(map(repr, KINDS))}, got {kind!r} "
+                             "(DESIGN.md §4: the paper's statement, our own mark, or a check true by construction)")
+        if kind == "paper" and not str(paper).strip():
+            raise ValueError(f"claim {id!r} is a paper claim: give paper= (the paper's number or direction, and "
+                             "where it was read)")
         number = _as_number("observed", observed)
         op, threshold, holds = _decide(number, at_least, at_most, between)
         claim = Claim(id=id, says=says, observed=None if math.isnan(number) else number, op=op,
-                      threshold=threshold, paper=str(paper), holds=holds, expect=bool(expect), chapter=self.chapter)
+                      threshold=threshold, paper=str(paper), holds=holds, expect=bool(expect), kind=kind,
+                      chapter=self.chapter)
         self.claims.append(claim)
         self._record(claim)
-        _show(f"**{verdict(claim.holds, claim.expect)}** · `{id}` · {says}: "
+        _glue_claim(claim)
+        _show(f"**{verdict(claim.holds, claim.expect)}** · {kind} · `{id}` · {says}: "
               f"observed {format_value(claim.observed)} {format_test(op, threshold)}"
               + (f" (paper: {paper})" if paper else ""))
 
@@ -142,17 +158,79 @@ class Ledger:
                 f.write(json.dumps(claim.to_json()) + "\n")
 
 
-def claims_markdown(records) -> str:
-    """A markdown table of claim records (dicts as stored in report.json)."""
-    rows = ["| claim | statement | paper | ours | test | verdict |", "|---|---|---|---|---|---|"]
-    for c in records:
-        says, paper = (_cell(c["says"]), _cell(c.get("paper") or "—"))
-        rows.append(f"| `{c['id']}` | {says} | {paper} | {format_value(c['observed'])} | "
-                    f"{format_test(c['op'], c['threshold'])} | {verdict(c['holds'], c.get('expect', True))} |")
-    return "\n".join(rows)
+def glue_names(claim_id: str, op: str) -> dict[str, str]:
+    """The glue names under which a claim's numbers are stored: observed, and the threshold (or low and high)."""
+    names = {"observed": f"{claim_id}-observed"}
+    if op == "between":
+        names.update(low=f"{claim_id}-low", high=f"{claim_id}-high")
+    else:
+        names["threshold"] = f"{claim_id}-threshold"
+    return names
 
 
-def _cell(text: str) -> str:
+def _glue_claim(claim: Claim) -> None:
+    """Glue the claim's numbers (a missing observation is glued as NaN) when running in a kernel."""
+    names = glue_names(claim.id, claim.op)
+    values = {"observed": math.nan if claim.observed is None else claim.observed}
+    if claim.op == "between":
+        values.update(low=claim.threshold[0], high=claim.threshold[1])
+    else:
+        values["threshold"] = claim.threshold
+    glue_quietly({names[k]: v for k, v in values.items()})
+
+
+def glue_quietly(values: dict) -> None:
+    """myst-nb's `glue(name, value, display=False)` for each item, inside a kernel; nothing outside one."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    if get_ipython() is None:
+        return
+    from myst_nb import glue
+
+    for name, value in values.items():
+        glue(name, value, display=False)
+
+
+def claims_markdown(records, full_record: dict | None = None) -> str:
+    """Markdown tables of claim records (dicts as stored in report.json), one per kind, in the order of KINDS.
+
+    With `full_record` (a chapter's data/<slug>/full-run.json, see repro.book.records) each row also shows the value
+    and verdict of that recorded full-scale run.
+    """
+    records = list(records)
+    full = {c["id"]: c for c in (full_record or {}).get("claims", [])}
+    seen = {c["id"] for c in records}
+    records += [{**c, "observed": None, "not_at_ci": True} for c in full.values() if c["id"] not in seen]
+    head = "| claim | statement | paper | ours | test | verdict |"
+    if full_record is not None:
+        head = "| claim | statement | paper | ours at ci | test | verdict at ci | full run | verdict at full |"
+    parts = []
+    for kind in KINDS:
+        rows = [c for c in records if c.get("kind", "paper") == kind]
+        if not rows:
+            continue
+        lines = [f"**{KIND_TITLES[kind]}**", "", head, "|" + "---|" * head.count(" | ") + "---|"]
+        missing = "not in the record" if full_record and full_record.get("commit") else "no record"
+        lines += [_row(c, full, full_record is not None, missing) for c in rows]
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def _row(c: dict, full: dict, with_full: bool, missing: str) -> str:
+    says, paper = (table_cell(c["says"]), table_cell(c.get("paper") or "—"))
+    at_ci = "full scale only" if c.get("not_at_ci") else verdict(c["holds"], c.get("expect", True))
+    row = (f"| `{c['id']}` | {says} | {paper} | {'—' if c.get('not_at_ci') else format_value(c['observed'])} | "
+           f"{format_test(c['op'], c['threshold'])} | {at_ci} |")
+    if with_full:
+        f = full.get(c["id"])
+        row += (f" {format_value(f['observed'])} | {verdict(f['holds'], f.get('expect', True))} |" if f
+                else f" — | {missing} |")
+    return row
+
+
+def table_cell(text: str) -> str:
     """Text made safe for a markdown table cell."""
     return str(text).replace("|", "\\|").replace("\n", " ")
 

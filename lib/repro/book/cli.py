@@ -1,4 +1,5 @@
-"""The command line: `python -m repro.book build [--scale ci|full] [--jobs N] [--only SLUG…] [--force]` and `list`."""
+"""The command line: `python -m repro.book build [--scale ci|full] [--jobs N] [--only SLUG…] [--force] [--record]`
+and `list`."""
 from __future__ import annotations
 
 import argparse
@@ -6,7 +7,7 @@ import sys
 from pathlib import Path
 
 from .build import BuildOptions, available_cores, build, succeeded
-from .claims import format_value
+from .claims import KINDS, format_value
 from .params import BookParameterError, DEVICES, SCALES
 from .toc import notebooks
 
@@ -23,17 +24,20 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--only", nargs="+", metavar="SLUG", help="execute only these chapters")
     b.add_argument("--force", action="store_true", help="ignore the cache")
     b.add_argument("--no-render", action="store_true", help="execute only; skip staging and rendering")
+    b.add_argument("--record", action="store_true",
+                   help="with --scale full --only SLUG…: write data/<slug>/full-run.json, the run's evidence")
     sub.add_parser("list", help="list the notebooks in reading order")
     return parser
 
 
 def summary(report: dict) -> str:
     """The table printed at the end of a build."""
-    lines = [f"{'notebook':52s} {'status':7s} {'seconds':>8s}  claims held/stated"]
+    lines = [f"{'notebook':52s} {'status':7s} {'seconds':>8s}  held/stated: paper  ours  checks"]
     for nb in report["notebooks"]:
         claims = nb.get("claims", [])
-        held = sum(c["holds"] for c in claims)
-        lines.append(f"{nb['path']:52s} {nb['status']:7s} {nb['seconds']:8.1f}  {held}/{len(claims)}")
+        counts = "  ".join(f"{sum(c['holds'] for c in claims if c.get('kind') == k)}/"
+                           f"{sum(c.get('kind') == k for c in claims)}" for k in KINDS)
+        lines.append(f"{nb['path']:52s} {nb['status']:7s} {nb['seconds']:8.1f}  {counts}")
         if nb.get("error"):
             lines.append(f"    error: {nb['error']}")
         for c in claims:
@@ -43,6 +47,9 @@ def summary(report: dict) -> str:
     render = report.get("render")
     if render is not None:
         lines.append("render: ok" if render["ok"] else "render: FAILED\n" + render["log"])
+    lines += [f"recorded {path}" for path in report.get("recorded", [])]
+    if report.get("record_error"):
+        lines.append(f"NOT RECORDED: {report['record_error']}")
     lines.append(f"total {report['seconds']:.1f} s at scale={report['scale']}")
     return "\n".join(lines)
 
@@ -56,7 +63,7 @@ def main(argv=None) -> int:
                 print(page.source.relative_to(root).as_posix())
             return 0
         opts = BuildOptions(root=root, scale=args.scale, seed=args.seed, device=args.device, jobs=args.jobs,
-                            only=args.only, force=args.force, render=not args.no_render)
+                            only=args.only, force=args.force, render=not args.no_render, record=args.record)
         report = build(opts)
     except (BookParameterError, ValueError, FileNotFoundError) as err:
         print(f"repro.book: {err}", file=sys.stderr)

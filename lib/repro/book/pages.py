@@ -1,17 +1,19 @@
 """Generated content (DESIGN.md §2, step 3): the scoreboard, the status page and each chapter's claim table.
 
 Pages hold markers that the stage step replaces with markdown made from the build report:
-`<!-- repro:claims SLUG -->` (a chapter's claims, in its index.md), `<!-- repro:scoreboard -->` (every chapter's
-claims, on the front page and the scoreboard appendix) and `<!-- repro:status -->` (run times and environment).
+`<!-- repro:claims SLUG -->` (a chapter's claims by kind, at ci and in its full-run record, in its index.md),
+`<!-- repro:scoreboard -->` (the counts per chapter, on the front page), `<!-- repro:scoreboard-full -->` (the counts
+and every claim of the book, on the scoreboard appendix) and `<!-- repro:status -->` (run times and environment).
 """
 from __future__ import annotations
 
 import re
 from collections import defaultdict
 
-from .claims import claims_markdown
+from .claims import KIND_TITLES, KINDS, claims_markdown, format_value, table_cell, verdict
 
-MARKER = re.compile(r"^<!--[ \t]*repro:(claims|scoreboard|scoreboard-full|status)[ \t]*([\w-]*)[ \t]*-->[ \t]*$", re.M)
+MARKER = re.compile(r"^<!--[ \t]*repro:(claims|scoreboard-full|scoreboard|status)(?:[ \t]+([\w-]+))?[ \t]*-->[ \t]*$",
+                    re.M)
 CHAPTER_BUDGET_S = 90
 
 
@@ -22,40 +24,93 @@ def _by_chapter(report: dict) -> dict[str, list[dict]]:
     return dict(chapters)
 
 
+def _records(notebooks: list[dict]) -> list[dict]:
+    return [c for nb in notebooks for c in nb.get("claims", [])]
+
+
+def _full_record(report: dict, slug: str) -> dict | None:
+    return (report.get("full_runs") or {}).get(slug)
+
+
+def record_line(record: dict | None, slug: str) -> str:
+    """One sentence naming a chapter's full-run record (commit, date, minutes), or saying it has none."""
+    if not record:
+        return (f"This chapter has no recorded full-scale run yet (`data/{slug}/full-run.json`): nothing is stated "
+                "about full scale.")
+    minutes = sum(nb["seconds"] for nb in record["notebooks"]) / 60
+    return (f"The full-run columns come from `data/{slug}/full-run.json`: commit `{record['commit'][:10]}`, "
+            f"{record['date'][:10]}, {minutes:.1f} minutes on {record.get('machine', 'an unnamed machine')}.")
+
+
 def chapter_claims(report: dict, slug: str) -> str:
-    """The claim table of one chapter, for its index.md."""
+    """The claim table of one chapter, for its index.md: grouped by kind, ci beside the recorded full run."""
     notebooks = _by_chapter(report).get(slug, [])
-    records = [c for nb in notebooks for c in nb.get("claims", [])]
+    records = _records(notebooks)
     if not records:
         return ("```{note}\nNo claims were recorded for this chapter in this build: its notebooks have not run "
                 "(see the status page).\n```")
     failed = [nb["path"] for nb in notebooks if nb["status"] == "failed"]
     note = f"\n\n```{{warning}}\nThese notebooks failed in this build: {', '.join(failed)}.\n```" if failed else ""
-    return claims_markdown(records) + f"\n\nChecked at `scale=\"{report['scale']}\"`." + note
+    full = _full_record(report, slug)
+    return (claims_markdown(records, full_record=full or {"claims": []})
+            + f"\n\nChecked at `scale=\"{report['scale']}\"` in this build. {record_line(full, slug)}" + note)
 
 
-def _held(records):
-    return sum(c["holds"] for c in records), len(records), sum(not c.get("expect", True) for c in records)
+def _count(records, kind, ok=lambda c: c["holds"]):
+    mine = [c for c in records if c.get("kind", "paper") == kind]
+    return f"{sum(bool(ok(c)) for c in mine)} / {len(mine)}"
+
+
+def _summary_row(slug: str, nbs: list[dict], full: dict | None) -> str:
+    records = _records(nbs)
+    full_paper = _count(full["claims"], "paper") if full else "no record"
+    ok = all(c["holds"] == c.get("expect", True) for c in records) and all(nb["status"] != "failed" for nb in nbs)
+    return (f"| {{doc}}`{slug} </chapters/{slug}/index>` | {_count(records, 'paper')} | {full_paper} | "
+            f"{_count(records, 'ours')} | {_count(records, 'check')} | {'yes' if ok else '**no**'} |")
 
 
 def scoreboard(report: dict, full: bool = False) -> str:
-    """Every chapter's claims: held / stated (short), or with each claim's numbers (`full=True`)."""
+    """Every chapter's claims counted by kind (short), and with `full=True` every claim of the book, by kind."""
     chapters = _by_chapter(report)
     if not chapters:
         return "No chapter has run in this build yet."
-    lines = [f"Claims checked at `scale=\"{report['scale']}\"` in the build of this page.", "",
-             "| chapter | claims held / stated | expected not to reproduce | as the chapter expects |",
-             "|---|---|---|---|"]
-    for slug, nbs in chapters.items():
-        records = [c for nb in nbs for c in nb.get("claims", [])]
-        held, stated, not_expected = _held(records)
-        ok = all(c["holds"] == c.get("expect", True) for c in records) and all(nb["status"] != "failed" for nb in nbs)
-        lines.append(f"| {{doc}}`{slug} </chapters/{slug}/index>` | {held} / {stated} | {not_expected} | "
-                     f"{'yes' if ok else '**no**'} |")
+    lines = [f"Claims checked at `scale=\"{report['scale']}\"` in the build of this page, and in each chapter's "
+             "recorded full-scale run. Only the paper's claims count as reproduced or not; our own marks and the "
+             "checks (true by construction) are counted apart.", "",
+             "| chapter | paper's claims reproduced / tested at ci | … in the full record | our marks held / stated "
+             "| checks passed / run | every verdict as the chapter expects |",
+             "|---|---|---|---|---|---|"]
+    lines += [_summary_row(slug, nbs, _full_record(report, slug)) for slug, nbs in chapters.items()]
     if full:
-        for slug, nbs in chapters.items():
-            lines += ["", f"## {slug}", "", chapter_claims(report, slug)]
+        lines += ["", every_claim(report)]
     return "\n".join(lines)
+
+
+def _board_row(slug: str, ci: dict | None, full: dict | None, has_record: bool) -> str:
+    c = ci or full
+    ours_ci = (f"{format_value(ci['observed'])} | {verdict(ci['holds'], ci.get('expect', True))}" if ci
+               else "— | full scale only")
+    ours_full = (f"{format_value(full['observed'])} | {verdict(full['holds'], full.get('expect', True))}" if full
+                 else f"— | {'not in the record' if has_record else 'no record'}")
+    return (f"| {slug} | `{c['id']}` | {table_cell(c['says'])} | {table_cell(c.get('paper') or '—')} | {ours_ci} | "
+            f"{ours_full} |")
+
+
+def every_claim(report: dict) -> str:
+    """One table per kind listing every claim of the book: chapter, statement, paper's number, ci, full record."""
+    parts = []
+    for kind in KINDS:
+        rows = ["| chapter | claim | statement | paper | ours at ci | verdict at ci | full run | verdict at full |",
+                "|---|---|---|---|---|---|---|---|"]
+        for slug, nbs in _by_chapter(report).items():
+            full = {c["id"]: c for c in (_full_record(report, slug) or {}).get("claims", [])}
+            at_ci = {c["id"]: c for c in _records(nbs)}
+            for claim_id, c in {**full, **at_ci}.items():
+                if c.get("kind", "paper") == kind:
+                    rows.append(_board_row(slug, at_ci.get(claim_id), full.get(claim_id), bool(full)))
+        if len(rows) > 2:
+            parts.append(f"## {KIND_TITLES[kind]}\n\n" + "\n".join(rows))
+    return "\n\n".join(parts)
 
 
 def status(report: dict) -> str:
@@ -96,6 +151,6 @@ def fill_markers(text: str, report: dict) -> str:
         return status(report)
 
     def replace(match):  # blank lines around, so a table never swallows the paragraph after it
-        return "\n" + generate(match.group(1), match.group(2)) + "\n"
+        return "\n" + generate(match.group(1), match.group(2) or "") + "\n"
 
     return MARKER.sub(replace, text)
