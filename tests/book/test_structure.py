@@ -69,3 +69,96 @@ def test_references_parse_and_cover_the_papers():
         cited |= set(re.findall(r"\{cite[:\w]*\}`([^`]+)`", md.read_text()))
     keys = {k for c in cited for k in c.split(",")}
     assert keys <= set(entries), f"cited but not in references.bib: {sorted(keys - set(entries))}"
+
+
+# --- the prose (DESIGN.md §3: numbers in prose are glued) -------------------------------------------------------
+
+PAGES_WITH_PROSE = sorted(p for d in CHAPTERS for p in [d / "index.md", *d.glob("[0-9][0-9]_*.md")])
+
+
+@pytest.mark.parametrize("page", PAGES_WITH_PROSE, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_prose_types_no_number_that_code_should_glue(page):
+    from prose import typed_numbers
+
+    found = [f"{page.relative_to(ROOT)}:{n}: {number!r} in: {line[:100]}" for n, number, line in typed_numbers(page)]
+    assert not found, ("numbers typed into prose (glue them from the code that makes them, write settings as math, or "
+                       "say whose number a quoted one is):\n" + "\n".join(found))
+
+
+def test_the_prose_check_catches_typed_numbers(tmp_path):
+    from prose import typed_numbers
+
+    page = tmp_path / "01_x.md"
+    page.write_text("---\njupytext: {}\n---\n# T\n\nWe trained three runs and reached 0.93 accuracy, 12% better.\n"
+                    "The paper reports 0.42 (Table 1). Glued: {glue:text}`acc:.2f`, math $0.5$, code `0.7`.\n"
+                    "```{code-cell} ipython3\nx = 0.25\n```\n")
+    assert [number for _, number, _ in typed_numbers(page)] == ["0.93", "12%", "three runs"]
+
+
+# --- the anatomy of a chapter (DESIGN.md §3) ----------------------------------------------------------------------
+
+def figure_cells(text: str):
+    """The code cells of a notebook that draw a figure (call matplotlib's plt.subplots, plt.figure or plt.show)."""
+    return [body for _, body in cells(text) if re.search(r"plt\.(subplots|figure|show)\(", body)]
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_figure_is_captioned_and_named(notebook):
+    for body in figure_cells(notebook.read_text()):
+        header = body.split("\n---\n", 1)[0] if body.startswith("---") else ""
+        first = next((line for line in body.splitlines() if line and not line.startswith(("---", " ", ":"))), "")
+        assert "figure:" in header and "caption:" in header and re.search(r"^\s+name:\s*fig-", header, re.M), \
+            f"a figure without mystnb figure caption and name (fig-…): the cell starting {first[:60]!r}"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_experiments_notebooks_close_with_their_claims(notebook):
+    text = notebook.read_text()
+    if "ledger.check(" not in text or notebook.name.startswith("01_"):
+        pytest.skip("not an experiments notebook (a theory notebook, or one that checks no claim)")
+    headings = re.findall(r"^## (.+)$", text, re.M)
+    assert headings.count("Claims") == 1, f"one `## Claims` section, found {headings.count('Claims')}"
+    claims = text.index("\n## Claims\n")
+    assert "ledger.table()" in text[claims:], "the `## Claims` section shows ledger.table()"
+    assert "ledger.check(" not in text[claims:], "every claim is checked before the `## Claims` section"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.name)
+def test_every_chapter_has_exercises_with_solutions(chapter):
+    notebooks = list(chapter.glob("[0-9][0-9]_*.md"))
+    with_exercises = [nb for nb in notebooks if re.search(r"^## Exercises$", nb.read_text(), re.M)]
+    assert with_exercises, f"{chapter.name}: no notebook has an `## Exercises` section"
+    for nb in with_exercises:
+        text = nb.read_text()[nb.read_text().index("\n## Exercises\n"):]
+        assert "{exercise}" in text and "{solution}" in text and ":class: dropdown" in text, \
+            f"{nb.name}: the exercises need their solutions, folded (:class: dropdown)"
+
+
+def test_toc_parts_are_numbered_without_gaps():
+    import yaml
+
+    captions = [part["caption"] for part in yaml.safe_load(TOC)["parts"]]
+    numerals = [c.split(".")[0] for c in captions if re.match(r"^[IVX]+\. ", c)]
+    roman = ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X"]
+    assert numerals == roman[:len(numerals)], f"the toc's parts are numbered {numerals}"
+
+
+# --- full-scale evidence (DESIGN.md §5) ---------------------------------------------------------------------------
+
+def chapter_sources(chapter: Path) -> str:
+    return "\n".join(p.read_text() for p in sorted(chapter.glob("[0-9][0-9]_*.md")))
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.name)
+def test_every_chapter_ships_the_record_of_its_full_run(chapter):
+    from repro.book.records import read_record, rerun_command
+
+    record = read_record(ROOT, chapter.name)
+    assert record, f"{chapter.name}: no data/{chapter.name}/full-run.json; make it with `{rerun_command(chapter.name)}`"
+    assert re.fullmatch(r"[0-9a-f]{40}", record["commit"]) and record["scale"] == "full"
+    assert all(nb["status"] in ("ok", "cached") for nb in record["notebooks"])
+    sources = chapter_sources(chapter)
+    stale = [c["id"] for c in record["claims"] if f'"{c["id"]}"' not in sources]
+    assert not stale, (f"{chapter.name}: its full-run record names claims the chapter no longer checks: {stale}; "
+                       f"the record is stale, rerun `{rerun_command(chapter.name)}`")
+    assert all(c.get("kind") in ("paper", "ours", "check") for c in record["claims"])
