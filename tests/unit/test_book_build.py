@@ -140,6 +140,7 @@ def test_record_writes_the_full_run_evidence_and_the_report_carries_it(minibook)
     assert record["commit"] == commit and record["scale"] == "full" and record["chapter"] == "good"
     assert [nb["path"] for nb in record["notebooks"]] == ["chapters/good/01_ok.md"]
     assert [c["id"] for c in record["claims"]] == ["two-plus-two"] and record["claims"][0]["kind"] == "check"
+    assert record["glued"]["chapters/good/01_ok.md"]["two-plus-two-observed"] == 4
     full = FullRun.load("good", root=minibook)
     assert full.commit == commit[:10] and full.observed("two-plus-two") == 4 and full.holds("two-plus-two")
     with pytest.raises(KeyError, match="not in data/good/full-run.json"):

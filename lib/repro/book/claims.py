@@ -179,6 +179,16 @@ def _glue_claim(claim: Claim) -> None:
     glue_quietly({names[k]: v for k, v in values.items()})
 
 
+class PlainText:
+    """Text that `{glue:text}` shows as it is (a glued `str` would show with its quotes)."""
+
+    def __init__(self, text: str):
+        self.text = str(text)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 def glue_quietly(values: dict) -> None:
     """myst-nb's `glue(name, value, display=False)` for each item, inside a kernel; nothing outside one."""
     try:

@@ -1,13 +1,15 @@
 """Records of full-scale runs (DESIGN.md §5): `data/<slug>/full-run.json`.
 
 `python -m repro.book build --scale full --only SLUG --record` writes one record per chapter it ran: the commit the
-run was made from, the date, the machine, the seconds of each notebook and every claim's record. At `scale="ci"` a
+run was made from, the date, the machine, the seconds of each notebook, every claim's record and every number its
+notebooks glued. At `scale="ci"` a
 chapter reads its record and glues from it, so that what its prose says about full scale comes from a run that left
 evidence:
 
     full = FullRun.load("specgd")        # a clear error when the chapter has no record
     full.glue()                          # full-<claim id>-observed, full-commit, full-date, full-minutes …
-    full.observed("spec-beats-gd")
+    full.observed("spec-beats-gd")       # and full-<name> for every number the full run glued
+    full.value("depth_gap")
 
 The chapter's claim table shows the record's column beside the ci column; a book test fails when a chapter has no
 record or when its record names a claim the chapter no longer checks (the record is stale: rerun it). How to read the
@@ -54,6 +56,24 @@ def commit_of(root: Path) -> tuple[str, bool]:
     return commit, dirty
 
 
+def glued_values(ipynb: Path) -> dict:
+    """{name: value} of every number (float) or short text that an executed notebook glued, from its outputs."""
+    if not ipynb.exists():
+        return {}
+    values = {}
+    for cell in json.loads(ipynb.read_text(encoding="utf-8")).get("cells", []):
+        for out in cell.get("outputs", []):
+            meta = out.get("metadata", {}).get("scrapbook")
+            text = out.get("data", {}).get(f"{meta['mime_prefix']}text/plain") if meta else None
+            if text is None or len(text) > 200:
+                continue
+            try:
+                values[meta["name"]] = float(text)
+            except ValueError:
+                values[meta["name"]] = text.strip("'\"")
+    return values
+
+
 def make_record(slug: str, entries: list[dict], report: dict, root: Path) -> dict:
     """The record of one chapter's full run, from the build's notebook entries and report.
 
@@ -78,7 +98,9 @@ def make_record(slug: str, entries: list[dict], report: dict, root: Path) -> dic
             "command": rerun_command(slug), "scale": "full", "seed": report["seed"], "device": report["device"],
             "jobs": report["jobs"], "packages": {k: v for k, v in env.items() if k not in ("machine", "cores")},
             "notebooks": [{"path": e["path"], "seconds": e["seconds"], "status": e["status"]} for e in mine],
-            "claims": [c for e in mine for c in e["claims"]]}
+            "claims": [c for e in mine for c in e["claims"]],
+            "glued": {e["path"]: glued_values(root / "_build" / "executed" / Path(e["path"]).with_suffix(".ipynb"))
+                      for e in mine}}
 
 
 def write_records(slugs: list[str], entries: list[dict], report: dict, root: Path) -> list[Path]:
@@ -157,14 +179,24 @@ class FullRun:
         """Whether the claim held in the full run."""
         return bool(self.claim(claim_id)["holds"])
 
-    def glue(self) -> None:
-        """Glue `full-commit`, `full-date`, `full-minutes`, `full-machine`, and for each claim
-        `full-<id>-observed` and `full-<id>-verdict` (held / not held)."""
-        from .claims import glue_quietly
+    def value(self, name: str):
+        """A number (or short text) that a notebook of the full run glued under `name`."""
+        for glued in self.record.get("glued", {}).values():
+            if name in glued:
+                return glued[name]
+        raise KeyError(f"the full run recorded in {RECORD_PATH.format(slug=self.chapter)} glued no {name!r}; if the "
+                       f"chapter glues it since, rerun `{rerun_command(self.chapter)}`")
 
-        values = {"full-commit": self.commit, "full-date": self.date, "full-minutes": round(self.minutes, 1),
-                  "full-machine": self.record.get("machine", "")}
+    def glue(self) -> None:
+        """Glue `full-commit`, `full-date`, `full-minutes`, `full-machine`; for each claim `full-<id>-observed` and
+        `full-<id>-verdict` (held / not held); and every value the full run glued, as `full-<its name>`."""
+        from .claims import PlainText, glue_quietly
+
+        values = {"full-commit": PlainText(self.commit), "full-date": PlainText(self.date),
+                  "full-minutes": self.minutes, "full-machine": PlainText(self.record.get("machine", ""))}
         for c in self.record["claims"]:
             values[f"full-{c['id']}-observed"] = self.observed(c["id"])
-            values[f"full-{c['id']}-verdict"] = "held" if c["holds"] else "not held"
+            values[f"full-{c['id']}-verdict"] = PlainText("held" if c["holds"] else "not held")
+        for glued in self.record.get("glued", {}).values():
+            values.update({f"full-{k}": v if isinstance(v, float) else PlainText(v) for k, v in glued.items()})
         glue_quietly(values)
