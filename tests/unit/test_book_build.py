@@ -166,3 +166,10 @@ def test_record_refuses_uncommitted_code_failed_notebooks_and_wrong_options(mini
         build(BuildOptions(root=minibook, scale="full", render=False, record=True))
     with pytest.raises(FileNotFoundError, match="python -m repro.book build --scale full --only good --record"):
         FullRun.load("good", root=minibook)
+
+
+def test_a_missing_record_may_be_missing_at_full_scale(tmp_path):
+    from repro.book.records import FullRun
+
+    empty = FullRun.load("nochapter", root=tmp_path, missing_ok=True)
+    assert empty.record["claims"] == [] and empty.glue() is None

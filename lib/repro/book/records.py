@@ -137,10 +137,16 @@ class FullRun:
     record: dict
 
     @classmethod
-    def load(cls, chapter: str, root: Path | None = None) -> "FullRun":
-        """Read `data/<chapter>/full-run.json`; a missing record raises FileNotFoundError with the command to run."""
+    def load(cls, chapter: str, root: Path | None = None, *, missing_ok: bool = False) -> "FullRun":
+        """Read `data/<chapter>/full-run.json`; a missing record raises FileNotFoundError with the command to run.
+
+        `missing_ok=True` (a notebook passes `missing_ok=run.full`: the full run being recorded may be the first)
+        gives an empty record instead, which glues nothing.
+        """
         root = _book_root() if root is None else Path(root)
         record = read_record(root, chapter)
+        if record is None and missing_ok:
+            return cls(chapter, {"commit": "", "date": "", "notebooks": [], "claims": [], "glued": {}})
         if record is None:
             raise FileNotFoundError(f"{RECORD_PATH.format(slug=chapter)} is missing: chapter {chapter!r} has no "
                                     f"record of a full-scale run. Make one with `{rerun_command(chapter)}`.")
@@ -192,6 +198,8 @@ class FullRun:
         `full-<id>-verdict` (held / not held); and every value the full run glued, as `full-<its name>`."""
         from .claims import PlainText, glue_quietly
 
+        if not self.record["commit"]:
+            return
         values = {"full-commit": PlainText(self.commit), "full-date": PlainText(self.date),
                   "full-minutes": self.minutes, "full-machine": PlainText(self.record.get("machine", ""))}
         for c in self.record["claims"]:
