@@ -23,9 +23,9 @@ REPORT = {"scale": "ci", "seed": 0, "device": "cpu", "jobs": 2, "environment": {
 def test_chapter_claims_marker_becomes_its_table():
     page = fill_markers("# SpecGD\n\n<!-- repro:claims specgd -->\n\nMore text.\n", REPORT)
     assert "repro:claims" not in page
-    assert "| `spec-beats-gd` | SpecGD beats GD early | +0.30 | 0.301 | ≥ 0.15 | ✓ held | 0.25 | ✓ held |" in page
-    assert "| `digits` | Muon beats SGD on digits | beats (abstract) | — | ≥ 0 | full scale only | 0.02 | ✓ held |" in page
-    assert "not held (as expected: not reproduced)" in page and page.endswith("More text.\n")
+    assert "| `spec-beats-gd` | SpecGD beats GD early | +0.30 | ≥ 0.15 | 0.301 ✓ | 0.25 ✓ |" in page
+    assert "| `digits` | Muon beats SGD on digits | beats (abstract) | ≥ 0 | — (full scale only) | 0.02 ✓ |" in page
+    assert "-0.01 ✗ (expected)" in page and page.endswith("More text.\n")
     assert page.index("The paper's claims") < page.index("`depth-gap`") < page.index("Checks") < page.index("`exact`")
     assert "commit `0123456789`, 2026-12-03, 10.0 minutes" in page
 
@@ -59,6 +59,6 @@ def test_full_scoreboard_lists_every_claim_by_kind_with_ci_and_full():
     assert "repro:" not in board and "-full" not in board.splitlines()[1]
     for claim_id in ("spec-beats-gd", "depth-gap", "exact", "digits"):
         assert f"`{claim_id}`" in board
-    assert "| specgd | `spec-beats-gd` | SpecGD beats GD early | +0.30 | 0.301 | ✓ held | 0.25 | ✓ held |" in board
-    assert "| specgd | `exact` | two code paths agree | — | 0 | ✓ held | — | not in the record |" in board
+    assert "| specgd | `spec-beats-gd` | SpecGD beats GD early | +0.30 | ≥ 0.15 | 0.301 ✓ | 0.25 ✓ |" in board
+    assert "| specgd | `exact` | two code paths agree | — | ≤ 1e-09 | 0 ✓ | — (not in the record) |" in board
     assert board.index("## The paper's claims") < board.index("## Checks")

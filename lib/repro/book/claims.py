@@ -78,6 +78,19 @@ def verdict(holds: bool, expect: bool) -> str:
     return "✗ not held (as expected: not reproduced)" if not expect else "✗ not held"
 
 
+def verdict_mark(holds: bool, expect: bool) -> str:
+    """The short verdict of a table cell: ✓ held, ✗ not held, with a note when the chapter expects otherwise."""
+    if holds:
+        return "✓" if expect else "✓ (expected ✗)"
+    return "✗ (expected)" if not expect else "✗ (unexpected)"
+
+
+#: The legend printed under every claim table.
+LEGEND = ("✓ held; ✗ (expected): not held, as the chapter declares (for a paper claim: not reproduced); "
+          "✗ (unexpected) or ✓ (expected ✗): the verdict differs from the chapter's expectation, which the tests "
+          "flag; — not run at that scale.")
+
+
 def _as_number(name, value) -> float:
     try:
         number = float(value)
@@ -207,36 +220,38 @@ def claims_markdown(records, full_record: dict | None = None) -> str:
     """Markdown tables of claim records (dicts as stored in report.json), one per kind, in the order of KINDS.
 
     With `full_record` (a chapter's data/<slug>/full-run.json, see repro.book.records) each row also shows the value
-    and verdict of that recorded full-scale run.
+    and verdict of that recorded full-scale run, and claims checked at full scale only get rows of their own.
     """
     records = list(records)
     full = {c["id"]: c for c in (full_record or {}).get("claims", [])}
     seen = {c["id"] for c in records}
-    records += [{**c, "observed": None, "not_at_ci": True} for c in full.values() if c["id"] not in seen]
-    head = "| claim | statement | paper | ours | test | verdict |"
-    if full_record is not None:
-        head = "| claim | statement | paper | ours at ci | test | verdict at ci | full run | verdict at full |"
+    records += [{**c, "not_at_ci": True} for c in full.values() if c["id"] not in seen]
+    with_full = full_record is not None
+    missing = "not in the record" if full_record and full_record.get("commit") else "no record"
+    head = "| claim | statement | paper | test | ours" + (" at ci | full run |" if with_full else " |")
     parts = []
     for kind in KINDS:
         rows = [c for c in records if c.get("kind", "paper") == kind]
-        if not rows:
-            continue
-        lines = [f"**{KIND_TITLES[kind]}**", "", head, "|" + "---|" * head.count(" | ") + "---|"]
-        missing = "not in the record" if full_record and full_record.get("commit") else "no record"
-        lines += [_row(c, full, full_record is not None, missing) for c in rows]
-        parts.append("\n".join(lines))
-    return "\n\n".join(parts)
+        if rows:
+            lines = [f"**{KIND_TITLES[kind]}**", "", head, "|---" * head.count(" | ") + "|---|"]
+            lines += [_row(c, full, with_full, missing) for c in rows]
+            parts.append("\n".join(lines))
+    return "\n\n".join(parts) + ("\n\n" + LEGEND if parts else "")
+
+
+def result_cell(c: dict | None, missing: str = "—") -> str:
+    """A claim's observed value and its verdict mark, or `missing` when it did not run there."""
+    if not c or c.get("not_at_ci"):
+        return missing
+    return f"{format_value(c['observed'])} {verdict_mark(c['holds'], c.get('expect', True))}"
 
 
 def _row(c: dict, full: dict, with_full: bool, missing: str) -> str:
     says, paper = (table_cell(c["says"]), table_cell(c.get("paper") or "—"))
-    at_ci = "full scale only" if c.get("not_at_ci") else verdict(c["holds"], c.get("expect", True))
-    row = (f"| `{c['id']}` | {says} | {paper} | {'—' if c.get('not_at_ci') else format_value(c['observed'])} | "
-           f"{format_test(c['op'], c['threshold'])} | {at_ci} |")
+    row = (f"| `{c['id']}` | {says} | {paper} | {format_test(c['op'], c['threshold'])} | "
+           f"{result_cell(c, '— (full scale only)')} |")
     if with_full:
-        f = full.get(c["id"])
-        row += (f" {format_value(f['observed'])} | {verdict(f['holds'], f.get('expect', True))} |" if f
-                else f" — | {missing} |")
+        row += f" {result_cell(full.get(c['id']), '— (' + missing + ')')} |"
     return row
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from .claims import KIND_TITLES, KINDS, claims_markdown, format_value, table_cell, verdict
+from .claims import KIND_TITLES, KINDS, LEGEND, claims_markdown, format_test, result_cell, table_cell
 
 MARKER = re.compile(r"^<!--[ \t]*repro:(claims|scoreboard-full|scoreboard|status)(?:[ \t]+([\w-]+))?[ \t]*-->[ \t]*$",
                     re.M)
@@ -89,20 +89,18 @@ def scoreboard(report: dict, full: bool = False) -> str:
 
 def _board_row(slug: str, ci: dict | None, full: dict | None, has_record: bool) -> str:
     c = ci or full
-    ours_ci = (f"{format_value(ci['observed'])} | {verdict(ci['holds'], ci.get('expect', True))}" if ci
-               else "— | full scale only")
-    ours_full = (f"{format_value(full['observed'])} | {verdict(full['holds'], full.get('expect', True))}" if full
-                 else f"— | {'not in the record' if has_record else 'no record'}")
-    return (f"| {slug} | `{c['id']}` | {table_cell(c['says'])} | {table_cell(c.get('paper') or '—')} | {ours_ci} | "
-            f"{ours_full} |")
+    missing = "— (not in the record)" if has_record else "— (no record)"
+    return (f"| {slug} | `{c['id']}` | {table_cell(c['says'])} | {table_cell(c.get('paper') or '—')} | "
+            f"{format_test(c['op'], c['threshold'])} | {result_cell(ci, '— (full scale only)')} | "
+            f"{result_cell(full, missing)} |")
 
 
 def every_claim(report: dict) -> str:
     """One table per kind listing every claim of the book: chapter, statement, paper's number, ci, full record."""
     parts = []
     for kind in KINDS:
-        rows = ["| chapter | claim | statement | paper | ours at ci | verdict at ci | full run | verdict at full |",
-                "|---|---|---|---|---|---|---|---|"]
+        rows = ["| chapter | claim | statement | paper | test | ours at ci | full run |",
+                "|---|---|---|---|---|---|---|"]
         for slug, nbs in _by_chapter(report).items():
             full = {c["id"]: c for c in (_full_record(report, slug) or {}).get("claims", [])}
             at_ci = {c["id"]: c for c in _records(nbs)}
@@ -111,7 +109,7 @@ def every_claim(report: dict) -> str:
                     rows.append(_board_row(slug, at_ci.get(claim_id), full.get(claim_id), bool(full)))
         if len(rows) > 2:
             parts.append(f"## {KIND_TITLES[kind]}\n\n" + "\n".join(rows))
-    return "\n\n".join(parts)
+    return "\n\n".join(parts) + ("\n\n" + LEGEND if parts else "")
 
 
 def status(report: dict) -> str:

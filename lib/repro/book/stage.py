@@ -12,8 +12,8 @@ from pathlib import Path
 
 from .pages import fill_markers
 
-#: What the stage copies from the book's root, besides the chapters.
-TOP_LEVEL = ("_config.yml", "_toc.yml", "references.bib")
+#: What the stage copies from the book's root, besides the chapters (jupyter-book loads `_static/*.css` itself).
+TOP_LEVEL = ("_config.yml", "_toc.yml", "references.bib", "_static/book.css")
 MATHJAX_SOURCE = Path("node_modules") / "mathjax" / "es5"
 MATHJAX_TARGET = Path("_static") / "mathjax"
 MATHJAX_ENTRY = "tex-chtml.js"
