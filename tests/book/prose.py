@@ -48,13 +48,29 @@ def _masked(line: str) -> str:
     return line
 
 
+SENTENCE_END = re.compile(r"[.;!?]\s")
+ABBREVIATIONS = ("Sec.", "Fig.", "Eq.", "Thm.", "e.g.", "i.e.", "cf.", "vs.", "nets.")
+
+
+def _current_sentence(before: str) -> str:
+    """The start of the sentence that `before` ends in (abbreviations such as 'Sec.' end no sentence)."""
+    ends = [m.end() for m in SENTENCE_END.finditer(before)
+            if not before[:m.start() + 1].endswith(ABBREVIATIONS)]
+    return before[ends[-1]:] if ends else before
+
+
 def typed_numbers(path: Path):
-    """(line, number, line text) of each number typed into the prose of `path` and not marked as quoted."""
+    """(line, number, line text) of each number typed into the prose of `path` and not marked as quoted.
+
+    A sentence may begin on the line before: what it says of whose number it is counts from its start.
+    """
+    previous = ""
     for n, line in prose_lines(path.read_text(encoding="utf-8")):
         text = _masked(line)
         for m in NUMBER.finditer(text):
-            sentence = re.split(r"(?<=[.;!?])\s", text[:m.start()])[-1] + text[m.start():m.start() + 40]
+            sentence = _current_sentence(previous + " " + text[:m.start()]) + text[m.start():m.start() + 40]
             if not QUOTED.search(sentence):
                 yield n, m.group(0), line.strip()
         for m in COUNT.finditer(text):
             yield n, m.group(0), line.strip()
+        previous = text if text.strip() else ""

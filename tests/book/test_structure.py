@@ -93,6 +93,8 @@ def test_the_prose_check_catches_typed_numbers(tmp_path):
                     "The paper reports 0.42 (Table 1). Glued: {glue:text}`acc:.2f`, math $0.5$, code `0.7`.\n"
                     "```{code-cell} ipython3\nx = 0.25\n```\n")
     assert [number for _, number, _ in typed_numbers(page)] == ["0.93", "12%", "three runs"]
+    page.write_text("# T\n\nAs the paper's Sec. 3 puts it, the rate is\n0.42 per step. Ours is 0.5.\n")
+    assert [number for _, number, _ in typed_numbers(page)] == ["0.5"]
 
 
 # --- the anatomy of a chapter (DESIGN.md §3) ----------------------------------------------------------------------
