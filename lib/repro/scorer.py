@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from repro.common import check_choice, check_int, check_positive
 from repro.rl.dqn import BatchedAdam, QNetwork, td_errors
 
 __all__ = ["KINDS", "msbe", "bellman_variance", "leader_loss", "follower_loss", "ScorerUpdate",
@@ -61,8 +62,7 @@ def follower_loss(net: QNetwork, target, batch, gamma: float, kind: str = "varia
 
     The Q-head stays frozen because :class:`ScorerUpdate` differentiates this loss with respect to the encoder only.
     """
-    if kind not in FOLLOWER_LOSSES:
-        raise ValueError(f"kind must be one of {FOLLOWER_LOSSES}, got {kind!r}")
+    check_choice("kind", kind, FOLLOWER_LOSSES)
     delta = td_errors(net, target, batch, gamma)
     return bellman_variance(delta) if kind == "variance" else msbe(delta)
 
@@ -93,10 +93,8 @@ class ScorerUpdate:
         if not kinds or bad:
             raise ValueError(f"kinds must be a non-empty list of {KINDS}, got {kinds!r}")
         for name, v in (("lr_leader", lr_leader), ("lr_follower", lr_follower), ("lr_dqn", lr_dqn)):
-            if not v > 0:
-                raise ValueError(f"{name} must be positive, got {v!r}")
-        if not isinstance(leader_every, (int, np.integer)) or leader_every < 1:
-            raise ValueError(f"leader_every must be a positive integer, got {leader_every!r}")
+            check_positive(name, v)
+        check_int("leader_every", leader_every)
         self.kinds, self.leader_every, self.max_grad_norm = kinds, int(leader_every), max_grad_norm
         self.is_dqn = torch.tensor([k == "dqn" for k in kinds])
         self.is_follower = ~self.is_dqn

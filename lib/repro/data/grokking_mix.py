@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..common import check_int
+
 #: The operations a group can use (name -> f(a, b, p)). "random" is the random-label control.
 OPERATIONS = {
     "a+b": lambda a, b, p: (a + b) % p,
@@ -76,8 +78,7 @@ class GrokkingMix:
     def sampler(self, batch_size: int, seed: int = 0):
         """A `batches(step)` callable for `repro.nn.train_lm`: (tokens, answer mask), rows drawn with replacement
         from the union of every group's training set."""
-        if int(batch_size) < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        check_int("batch_size", batch_size)
         gen = torch.Generator().manual_seed(int(seed))
         n = self.train_tokens.shape[0]
 
@@ -103,8 +104,7 @@ def make_grokking_mix(p: int = 31, groups=DEFAULT_GROUPS, seed: int = 0) -> Grok
     `p` should be prime (so that the arithmetic groups are fields); the random-label table and every split are drawn
     from `numpy.random.default_rng(seed)`, so the same arguments give the same data.
     """
-    if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 3:
-        raise ValueError(f"p must be an integer of at least 3, got {p!r}")
+    check_int("p", p, 3)
     groups = tuple(groups)
     if not groups:
         raise ValueError("groups must name at least one (operation, train_fraction) pair")

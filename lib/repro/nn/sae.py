@@ -28,12 +28,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from ..common import check_between, check_choice, check_int, check_non_negative, check_positive
+
 ACTIVATIONS = ("topk", "batchtopk")
-
-
-def _positive_int(name, v):
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"{name} must be a positive integer, got {v!r}")
 
 
 @dataclass
@@ -75,19 +72,17 @@ class SAE(nn.Module):
     def __init__(self, d_in: int, n_latents: int, k: int, activation: str = "batchtopk", prefixes=None,
                  threshold_momentum: float = 0.99, seed: int | None = None):
         super().__init__()
-        _positive_int("d_in", d_in)
-        _positive_int("n_latents", n_latents)
-        _positive_int("k", k)
+        check_int("d_in", d_in)
+        check_int("n_latents", n_latents)
+        check_int("k", k)
         if k > n_latents:
             raise ValueError(f"k must be at most n_latents={n_latents}, got {k}")
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+        check_choice("activation", activation, ACTIVATIONS)
         prefixes = (n_latents,) if prefixes is None else tuple(int(p) for p in prefixes)
         if (not prefixes or prefixes[-1] != n_latents or prefixes[0] < 1
                 or any(b <= a for a, b in zip(prefixes, prefixes[1:]))):
             raise ValueError(f"prefixes must increase strictly and end with n_latents={n_latents}, got {prefixes!r}")
-        if not 0.0 <= threshold_momentum < 1.0:
-            raise ValueError(f"threshold_momentum must be in [0, 1), got {threshold_momentum!r}")
+        check_between("threshold_momentum", threshold_momentum, 0, 1, closed="left")
         self.d_in, self.n_latents, self.k = d_in, n_latents, k
         self.activation, self.prefixes, self.threshold_momentum = activation, prefixes, threshold_momentum
         gen = torch.Generator().manual_seed(0 if seed is None else int(seed))
@@ -231,13 +226,10 @@ def train_sae(sae: SAE, acts: torch.Tensor, steps: int, batch_size: int = 1024, 
     if not isinstance(acts, torch.Tensor) or acts.ndim != 2 or acts.shape[1] != sae.d_in:
         raise ValueError(f"acts must be a tensor of shape (N, {sae.d_in}), got "
                          f"{tuple(acts.shape) if isinstance(acts, torch.Tensor) else type(acts).__name__}")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
-    _positive_int("batch_size", batch_size)
-    if not lr > 0:
-        raise ValueError(f"lr must be positive, got {lr!r}")
-    if aux_coef < 0:
-        raise ValueError(f"aux_coef must be non-negative, got {aux_coef!r}")
+    check_int("steps", steps, 0)
+    check_int("batch_size", batch_size)
+    check_positive("lr", lr)
+    check_non_negative("aux_coef", aux_coef)
     k_aux = max(1, sae.d_in // 2) if k_aux is None else k_aux
     gen = torch.Generator().manual_seed(int(seed))
     if batches is None:

@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from ..book.progress import progress
+from ..common import check_int
 
 
 def lm_loss(logits: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -52,8 +53,7 @@ def train_lm(model: nn.Module, batches: Callable[[int], torch.Tensor], steps: in
     """
     if not callable(batches):
         raise ValueError("batches must be a callable step -> tokens (or (tokens, mask))")
-    if int(steps) < 1:
-        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    check_int("steps", steps)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, betas=betas)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warmup) if warmup else 1.0)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, asdict
 import torch
 from torch import nn
 
+from ..common import check_int
 from .moe import MoEFeedForward
 
 
@@ -36,8 +37,7 @@ class TransformerConfig:
 
     def __post_init__(self):
         for name in ("vocab_size", "max_len", "d_model", "n_layers", "n_heads"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
+            check_int(name, getattr(self, name))
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
         if self.n_experts < 0:
