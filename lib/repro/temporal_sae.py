@@ -26,6 +26,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .common import check_between, check_choice, check_int, check_non_negative, check_positive, thread_limit
 from .data.hmm_lda import Corpus, make_corpus
 from .nn.sae import SAE, encode_all, train_sae
 
@@ -43,8 +44,7 @@ def contrastive_loss(z_t: torch.Tensor, z_prev: torch.Tensor, temperature: float
     if z_t.shape != z_prev.shape or z_t.ndim != 2:
         raise ValueError(f"z_t and z_prev must be (N, h) tensors of one shape, got {tuple(z_t.shape)}, "
                          f"{tuple(z_prev.shape)}")
-    if not temperature > 0:
-        raise ValueError(f"temperature must be positive, got {temperature!r}")
+    check_positive("temperature", temperature)
     a = F.normalize(z_t, dim=-1, eps=1e-8)
     b = F.normalize(z_prev, dim=-1, eps=1e-8)
     logits = a @ b.t() / temperature
@@ -58,10 +58,8 @@ def temporal_loss(alpha: float, temperature: float = 0.1, reading: str = "pre", 
     The batch holds N tokens followed by their N partners (see `pair_batches`). `reading="pre"` compares the
     pre-activations W_enc x + b_enc of the high-level latents; `reading="post"` compares their sparse codes.
     """
-    if reading not in READINGS:
-        raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
-    if alpha < 0:
-        raise ValueError(f"alpha must be non-negative, got {alpha!r}")
+    check_choice("reading", reading, READINGS)
+    check_non_negative("alpha", alpha)
 
     def extra(sae, x, out):
         if alpha == 0:
@@ -80,10 +78,8 @@ def pair_batches(n_docs: int, doc_len: int, n_pairs: int, partner: str = "adjace
     Each call draws `n_pairs` tokens at positions t >= 1 and returns their row indices followed by their partners':
     the previous token (`"adjacent"`) or a uniformly random earlier token of the same document (`"random_past"`).
     """
-    if partner not in PARTNERS:
-        raise ValueError(f"partner must be one of {PARTNERS}, got {partner!r}")
-    if doc_len < 2:
-        raise ValueError(f"doc_len must be at least 2, got {doc_len}")
+    check_choice("partner", partner, PARTNERS)
+    check_int("doc_len", doc_len, 2)
 
     def batches(step, g):
         d = torch.randint(n_docs, (n_pairs,), generator=g)
@@ -107,13 +103,10 @@ def train_tsae(acts: torch.Tensor, doc_len: int, steps: int, *, kind: str = "tsa
     batches) or "tsae" (prefixes (h, m), paired batches, plus alpha * contrastive loss; alpha = 0 is the null
     control). h = round(high_frac * n_latents). Explained in chapters/temporal-sae/01_theory.
     """
-    kinds = ("batchtopk", "matryoshka", "tsae")
-    if kind not in kinds:
-        raise ValueError(f"kind must be one of {kinds}, got {kind!r}")
+    check_choice("kind", kind, ("batchtopk", "matryoshka", "tsae"))
     if acts.shape[0] % doc_len:
         raise ValueError(f"acts has {acts.shape[0]} rows, not a multiple of doc_len={doc_len}")
-    if not 0 < high_frac < 1:
-        raise ValueError(f"high_frac must be in (0, 1), got {high_frac!r}")
+    check_between("high_frac", high_frac, 0, 1)
     h = max(1, round(high_frac * n_latents))
     prefixes = None if kind == "batchtopk" else (h, n_latents)
     sae = SAE(acts.shape[1], n_latents, k, activation="batchtopk", prefixes=prefixes, seed=seed)
@@ -151,7 +144,7 @@ def train_language_model(steps: int = 2000, batch_docs: int = 32, lr: float = 3e
 
     hist = train_lm(model, batches, steps, lr=lr, warmup=warmup)
     if path is not None:
-        save_checkpoint(model, path, command=f"repro.tsae.train_language_model(steps={steps}, "
+        save_checkpoint(model, path, command=f"repro.temporal_sae.train_language_model(steps={steps}, "
                         f"batch_docs={batch_docs}, lr={lr}, seed={seed}, warmup={warmup})", seed=seed,
                         steps=steps, seconds=round(hist["seconds"], 1), final_loss=float(np.mean(hist["loss"][-50:])))
     return model, hist
@@ -180,7 +173,6 @@ def probe_accuracy(features: np.ndarray, labels: np.ndarray, train: np.ndarray, 
     """
     from sklearn.linear_model import LogisticRegression
     from sklearn.exceptions import ConvergenceWarning
-    from threadpoolctl import threadpool_limits
 
     features = np.asarray(features, dtype=np.float64)
     train = np.asarray(train, dtype=bool)
@@ -191,7 +183,7 @@ def probe_accuracy(features: np.ndarray, labels: np.ndarray, train: np.ndarray, 
     keep = sd > 0
     z = (features[:, keep] - mu[keep]) / sd[keep]
     clf = LogisticRegression(C=C, max_iter=max_iter)
-    with warnings.catch_warnings(), threadpool_limits(1):   # one BLAS thread: far faster on small, shared CPUs
+    with warnings.catch_warnings(), thread_limit(1, torch_threads=False):   # one BLAS thread: faster on shared CPUs
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(z[train], labels[train])
     return float((clf.predict(z[~train]) == labels[~train]).mean())

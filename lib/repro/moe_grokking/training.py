@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..common import check_int
 from ..data.grokking_mix import ANSWER_POSITION, GrokkingMix, make_grokking_mix
 from ..nn import Transformer, train_lm
 from .config import VARIANTS, GrokkingConfig, variant_config
@@ -21,8 +22,8 @@ def log_steps(steps: int, n: int = 20, first: int = 10) -> np.ndarray:
 
     Explained in chapters/moe-grokking/02_experiments.md.
     """
-    if int(steps) < 1 or int(n) < 2:
-        raise ValueError(f"steps must be >= 1 and n >= 2, got {steps!r}, {n!r}")
+    check_int("steps", steps)
+    check_int("n", n, 2)
     s = np.unique(np.geomspace(min(first, steps), steps, n).round().astype(int))
     return np.concatenate([[0], s])
 
