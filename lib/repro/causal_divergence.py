@@ -43,7 +43,10 @@ def circuit(h):
 
 
 def circuit_null_direction():
-    """The unit vector spanning the null space of CIRCUIT_W (one-dimensional); see 01_theory.md."""
+    """The unit vector spanning the null space of CIRCUIT_W (one-dimensional).
+
+    Explained in chapters/causal-divergence/01_theory.md.
+    """
     n = null_space(CIRCUIT_W)[:, 0]
     return n / np.linalg.norm(n) * np.sign(n[0])
 
@@ -108,7 +111,10 @@ SPLITS = {
 
 @dataclass
 class ToyTask:
-    """Natural states h (n, 2 + extra) of the causal variables (x, y), with class labels and class means."""
+    """Natural states h (n, 2 + extra) of the causal variables (x, y), with class labels and class means.
+
+    Explained in chapters/causal-divergence/02_experiments.md.
+    """
 
     h: torch.Tensor
     xy: np.ndarray
@@ -136,14 +142,20 @@ def make_toy_task(n_per_class: int = 100, n_extra: int = 16, noise: float = 0.1,
 
 
 def make_classifier(dim: int, hidden: int = 64, seed: int = 0) -> nn.Module:
-    """The downstream network psi: an MLP from the state to the ten (x, y) classes (02_experiments.md)."""
+    """The downstream network psi: an MLP from the state to the ten (x, y) classes.
+
+    Explained in chapters/causal-divergence/02_experiments.md.
+    """
     torch.manual_seed(seed)
     return nn.Sequential(nn.Linear(dim, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
                          nn.Linear(hidden, len(CLASSES)))
 
 
 def train_classifier(task: ToyTask, hidden: int = 64, steps: int = 300, lr: float = 1e-2, seed: int = 0) -> nn.Module:
-    """Train psi on all natural states (full batch, Adam), then freeze it. Explained in 02_experiments.md."""
+    """Train psi on all natural states (full batch, Adam), then freeze it.
+
+    Explained in chapters/causal-divergence/02_experiments.md.
+    """
     model = make_classifier(task.h.shape[1], hidden, seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     y = torch.as_tensor(task.cls)
@@ -208,7 +220,10 @@ CL_SPACES = ("subspace", "full")
 
 @dataclass
 class DASRun:
-    """One trained alignment and its scores (IIA in and out of distribution, causal-dimension divergence)."""
+    """One trained alignment and its scores (IIA in and out of distribution, causal-dimension divergence).
+
+    Explained in chapters/causal-divergence/02_experiments.md.
+    """
 
     das: DAS
     iia: float
@@ -220,7 +235,10 @@ class DASRun:
 
 
 def intervene(das: DAS, task: ToyTask, trg, src):
-    """The intervened states for index pairs (trg, src) of the task's natural states (02_experiments.md)."""
+    """The intervened states for index pairs (trg, src) of the task's natural states.
+
+    Explained in chapters/causal-divergence/02_experiments.md.
+    """
     return das(task.h[trg], task.h[src])
 
 

@@ -32,12 +32,18 @@ FOLLOWER_LOSSES = ("variance", "msbe")
 
 
 def msbe(delta: torch.Tensor) -> torch.Tensor:
-    """Mean squared Bellman error over the last (batch) dimension: (1/B) sum_i delta_i^2."""
+    """Mean squared Bellman error over the last (batch) dimension: (1/B) sum_i delta_i^2.
+
+    Explained in chapters/scorer/01_theory.md.
+    """
     return delta.pow(2).mean(-1)
 
 
 def bellman_variance(delta: torch.Tensor) -> torch.Tensor:
-    """Batch variance of the Bellman errors, (1/B) sum_i (delta_i - mean delta)^2 (the follower's loss)."""
+    """Batch variance of the Bellman errors, (1/B) sum_i (delta_i - mean delta)^2 (the follower's loss).
+
+    Explained in chapters/scorer/01_theory.md.
+    """
     return (delta - delta.mean(-1, keepdim=True)).pow(2).mean(-1)
 
 
@@ -53,7 +59,10 @@ def msbe_decomposition(delta) -> tuple[float, float, float]:
 
 
 def leader_loss(net: QNetwork, target, batch, gamma: float) -> torch.Tensor:
-    """The leader's loss per group (G,): the MSBE with the encoder's output under stop-gradient."""
+    """The leader's loss per group (G,): the MSBE with the encoder's output under stop-gradient.
+
+    Explained in chapters/scorer/01_theory.md.
+    """
     return msbe(td_errors(net, target, batch, gamma, detach_encoder=True))
 
 
@@ -61,6 +70,7 @@ def follower_loss(net: QNetwork, target, batch, gamma: float, kind: str = "varia
     """The follower's loss per group (G,): the batch variance of delta (``kind="variance"``) or the MSBE (ablation).
 
     The Q-head stays frozen because :class:`ScorerUpdate` differentiates this loss with respect to the encoder only.
+    Explained in chapters/scorer/01_theory.md.
     """
     check_choice("kind", kind, FOLLOWER_LOSSES)
     delta = td_errors(net, target, batch, gamma)

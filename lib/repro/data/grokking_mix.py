@@ -40,7 +40,10 @@ SEQ_LEN = 4
 
 @dataclass
 class GrokkingMix:
-    """The data of one mixture. Tokens are (N, 4) int64 tensors; `*_group` says which group each row belongs to."""
+    """The data of one mixture. Tokens are (N, 4) int64 tensors; `*_group` says which group each row belongs to.
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
 
     p: int
     names: tuple[str, ...]
@@ -90,7 +93,10 @@ class GrokkingMix:
 
 
 def answer_mask(tokens: torch.Tensor) -> torch.Tensor:
-    """Bool mask (N, 4) that is True only at the answer position: the only target the loss scores."""
+    """Bool mask (N, 4) that is True only at the answer position: the only target the loss scores.
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
     if tokens.dim() != 2 or tokens.shape[1] != SEQ_LEN:
         raise ValueError(f"tokens must have shape (N, {SEQ_LEN}), got {tuple(tokens.shape)}")
     mask = torch.zeros(tokens.shape, dtype=torch.bool)
@@ -103,6 +109,7 @@ def make_grokking_mix(p: int = 31, groups=DEFAULT_GROUPS, seed: int = 0) -> Grok
 
     `p` should be prime (so that the arithmetic groups are fields); the random-label table and every split are drawn
     from `numpy.random.default_rng(seed)`, so the same arguments give the same data.
+    Explained in chapters/moe-grokking/01_theory.md.
     """
     check_int("p", p, 3)
     groups = tuple(groups)

@@ -72,6 +72,7 @@ class Vocabulary:
     `words[i]` is the string of word id i; `word_state[i]` its part of speech (an index into STATES);
     `word_topic[i]` its topic, or -1 for a function word. Content words of topic k and part of speech s are the
     contiguous ids `content_ids[k, s]` (a slice start and length per (topic, state)).
+    Explained in chapters/temporal-sae/01_theory.md.
     """
 
     words: tuple
@@ -102,7 +103,10 @@ class Vocabulary:
 
 
 def make_vocabulary(n_topics: int = 8) -> Vocabulary:
-    """The vocabulary for the first `n_topics` topics (1 to 8): function words first, then topic words."""
+    """The vocabulary for the first `n_topics` topics (1 to 8): function words first, then topic words.
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
     if not isinstance(n_topics, (int, np.integer)) or not 1 <= n_topics <= len(TOPICS):
         raise ValueError(f"n_topics must be an integer in 1..{len(TOPICS)}, got {n_topics!r}")
     words, state, topic = [], [], []
@@ -128,7 +132,10 @@ def make_vocabulary(n_topics: int = 8) -> Vocabulary:
 
 @dataclass(frozen=True)
 class Corpus:
-    """Documents of the toy language and the ground truth at every token (all arrays (n_docs, doc_len))."""
+    """Documents of the toy language and the ground truth at every token (all arrays (n_docs, doc_len)).
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
 
     tokens: np.ndarray
     topic: np.ndarray          # latent topic at each token ("semantics", slow)

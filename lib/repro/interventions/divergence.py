@@ -51,7 +51,10 @@ def ot_divergence(X, Y, method: str = "emd", p: int = 2, reg: float = 0.05) -> f
 
 @dataclass
 class DivergenceResult:
-    """An intervened-vs-natural divergence beside the natural-vs-natural baseline of the same sample size."""
+    """An intervened-vs-natural divergence beside the natural-vs-natural baseline of the same sample size.
+
+    Explained in chapters/causal-divergence/01_theory.md.
+    """
 
     divergence: float
     baseline: float

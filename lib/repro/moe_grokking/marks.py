@@ -17,7 +17,10 @@ __all__ = ["MEMORIZED", "GENERALIZED", "FITTED", "LEARNS_RULE", "time_to_reach",
 
 
 def time_to_reach(steps, values, threshold: float) -> float:
-    """The first step at which `values` reaches `threshold` (>=); NaN if it never does."""
+    """The first step at which `values` reaches `threshold` (>=); NaN if it never does.
+
+    Explained in chapters/moe-grokking/02_experiments.md.
+    """
     steps, values = np.asarray(steps), np.asarray(values, dtype=float)
     if steps.shape != values.shape or steps.ndim != 1:
         raise ValueError(f"steps and values must be 1-d and of equal length, got {steps.shape} and {values.shape}")
@@ -27,7 +30,7 @@ def time_to_reach(steps, values, threshold: float) -> float:
 
 def generalization_onset(steps, test_acc, chance: float) -> float:
     """First step where test accuracy exceeds chance + 0.5*(final - chance) (the brief's definition); NaN when the
-    final accuracy is not above chance."""
+    final accuracy is not above chance. Explained in chapters/moe-grokking/02_experiments.md."""
     test_acc = np.asarray(test_acc, dtype=float)
     final = test_acc[-1]
     if final <= chance:
@@ -39,7 +42,8 @@ def generalization_onset(steps, test_acc, chance: float) -> float:
 
 def memorization_times(steps, correct, loss, eps: float = 0.1) -> np.ndarray:
     """Per sample, the first checkpoint from which it stays argmax-correct with loss < `eps` to the end (NaN if it
-    never settles). `correct` and `loss` are (checkpoints, samples)."""
+    never settles). `correct` and `loss` are (checkpoints, samples).
+    Explained in chapters/moe-grokking/02_experiments.md."""
     steps = np.asarray(steps)
     ok = np.asarray(correct, dtype=bool) & (np.asarray(loss, dtype=float) < eps)
     if ok.ndim != 2 or ok.shape[0] != steps.size:
@@ -51,7 +55,7 @@ def memorization_times(steps, correct, loss, eps: float = 0.1) -> np.ndarray:
 
 def drop_from_peak(steps, values, start: float) -> float:
     """(peak - last) / peak, the peak taken over steps >= `start`: how far a curve falls from its post-`start`
-    maximum to the end of training."""
+    maximum to the end of training. Explained in chapters/moe-grokking/02_experiments.md."""
     steps, values = np.asarray(steps), np.asarray(values, dtype=float)
     after = values[steps >= start]
     if after.size == 0 or not np.isfinite(start):
@@ -61,14 +65,17 @@ def drop_from_peak(steps, values, start: float) -> float:
 
 
 def value_at(steps, values, step: float) -> float:
-    """The value at the first checkpoint at or after `step`."""
+    """The value at the first checkpoint at or after `step`. Explained in chapters/moe-grokking/02_experiments.md."""
     steps, values = np.asarray(steps), np.asarray(values, dtype=float)
     i = np.searchsorted(steps, step)
     return float(values[min(i, len(values) - 1)]) if np.isfinite(step) else float("nan")
 
 
 def rank_correlation(x, y) -> float:
-    """Spearman's rank correlation, NaN when either series is constant."""
+    """Spearman's rank correlation, NaN when either series is constant.
+
+    Explained in chapters/moe-grokking/02_experiments.md.
+    """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.size < 3:
         raise ValueError(f"x and y must have the same length of at least 3, got {x.shape} and {y.shape}")
@@ -89,6 +96,7 @@ def group_times(log: dict, control: int, chance: float) -> dict:
     (rule groups that reach test acc. 0.9) and `learners` (rule groups that end at test acc. 0.5 or more).
 
     The random-label `control` may never reach 0.95 or 0.99; its times are then the step of its best training accuracy.
+    Explained in chapters/moe-grokking/02_experiments.md.
     """
     steps, train, test = log["steps"], log["train_acc"], log["test_acc"]
     n_groups = train.shape[1]

@@ -20,7 +20,8 @@ PROMPT_POSITIONS = (0, 1, 2)
 
 def levenshtein(s, t) -> int:
     """Edit distance between two sequences (insertions, deletions, substitutions cost 1): the textbook dynamic
-    programme, kept short for reading. `pathway_distance` uses rapidfuzz, which computes the same number fast."""
+    programme, kept short for reading. `pathway_distance` uses rapidfuzz, which computes the same number fast.
+    Explained in chapters/moe-grokking/01_theory.md."""
     s, t = list(s), list(t)
     prev = list(range(len(t) + 1))
     for i, x in enumerate(s, 1):
@@ -43,7 +44,10 @@ def _check_gates(gates) -> list[torch.Tensor]:
 
 
 def aggregate_gates(gates, positions=PROMPT_POSITIONS) -> np.ndarray:
-    """a_{i,l} = mean over `positions` of the gate vectors: (N, L, E) from a list of L tensors (N, T, E)."""
+    """a_{i,l} = mean over `positions` of the gate vectors: (N, L, E) from a list of L tensors (N, T, E).
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
     gates = _check_gates(gates)
     T = gates[0].shape[1]
     positions = list(positions)
@@ -53,7 +57,10 @@ def aggregate_gates(gates, positions=PROMPT_POSITIONS) -> np.ndarray:
 
 
 def pathways(agg: np.ndarray, k: int) -> np.ndarray:
-    """The pathway of each sample: (N, L, k) expert ids, the top-k of a_{i,l} sorted by id within each layer."""
+    """The pathway of each sample: (N, L, k) expert ids, the top-k of a_{i,l} sorted by id within each layer.
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
     agg = np.asarray(agg)
     if agg.ndim != 3:
         raise ValueError(f"agg must have shape (N, L, E), got {agg.shape}")
@@ -65,7 +72,7 @@ def pathways(agg: np.ndarray, k: int) -> np.ndarray:
 
 def pathway_strings(paths: np.ndarray, n_experts: int) -> list[str]:
     """Each pathway as a string of symbols, one per (layer, expert) pair: chr(0x100 + l*E + e). Distinct layers use
-    distinct symbols (our choice)."""
+    distinct symbols (our choice). Explained in chapters/moe-grokking/01_theory.md."""
     paths = np.asarray(paths)
     if paths.ndim != 3:
         raise ValueError(f"paths must have shape (N, L, k), got {paths.shape}")
@@ -77,7 +84,10 @@ def pathway_strings(paths: np.ndarray, n_experts: int) -> list[str]:
 
 
 def pairwise_mean(matrix: np.ndarray) -> float:
-    """Mean of the strictly upper triangle of a square matrix (the mean over unordered pairs)."""
+    """Mean of the strictly upper triangle of a square matrix (the mean over unordered pairs).
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
     n = matrix.shape[0]
     if n < 2:
         raise ValueError("need at least two samples to compare pathways")
@@ -86,7 +96,10 @@ def pairwise_mean(matrix: np.ndarray) -> float:
 
 
 def pathway_distance(paths: np.ndarray, n_experts: int) -> float:
-    """Mean over pairs of samples of Levenshtein(s_i, s_j) / (L*k): 0 when every sample takes the same pathway."""
+    """Mean over pairs of samples of Levenshtein(s_i, s_j) / (L*k): 0 when every sample takes the same pathway.
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
     paths = np.asarray(paths)
     strings = pathway_strings(paths, n_experts)
     D = cdist(strings, strings, scorer=Levenshtein.distance, dtype=np.int32, workers=1)
@@ -95,7 +108,8 @@ def pathway_distance(paths: np.ndarray, n_experts: int) -> float:
 
 def layer_pathway_distance(paths: np.ndarray) -> np.ndarray:
     """Per layer l, the mean over pairs of the fraction of the k expert slots in which two samples differ at that
-    layer (the pathway distance restricted to one layer). Shape (L,)."""
+    layer (the pathway distance restricted to one layer). Shape (L,).
+    Explained in chapters/moe-grokking/01_theory.md."""
     paths = np.asarray(paths)
     if paths.ndim != 3 or paths.shape[0] < 2:
         raise ValueError(f"paths must have shape (N >= 2, L, k), got {paths.shape}")
@@ -110,6 +124,7 @@ def layer_consistency(agg: np.ndarray, router_weights) -> np.ndarray:
     """C_i = mean over l of cos(e_{i,l}, e_{i,l+1}), e_{i,l} = sum_j a_{i,l,j} W_r^{(l)}[j]. Returns (N,).
 
     `agg` (N, L, E) aggregated gates; `router_weights` a list (or array) of L router matrices (E, d).
+    Explained in chapters/moe-grokking/01_theory.md.
     """
     agg = np.asarray(agg, dtype=np.float64)
     W = np.stack([np.asarray(w.detach().cpu() if isinstance(w, torch.Tensor) else w, dtype=np.float64)
@@ -124,7 +139,10 @@ def layer_consistency(agg: np.ndarray, router_weights) -> np.ndarray:
 
 
 def routing_entropy(router_logits) -> np.ndarray:
-    """Mean per-token entropy (nats) of the router's softmax, per layer: (L,). Low means confident routing."""
+    """Mean per-token entropy (nats) of the router's softmax, per layer: (L,). Low means confident routing.
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
     out = []
     for lg in _check_gates(router_logits):
         logp = torch.log_softmax(lg.detach().float(), -1)
@@ -134,7 +152,8 @@ def routing_entropy(router_logits) -> np.ndarray:
 
 def load_entropy(experts, n_experts: int) -> np.ndarray:
     """Entropy (nats) of each layer's expert load, the share of top-k slots each expert receives: (L,).
-    log(E) is perfectly balanced; 0 is total collapse onto one expert."""
+    log(E) is perfectly balanced; 0 is total collapse onto one expert.
+    Explained in chapters/moe-grokking/01_theory.md."""
     out = []
     for ex in experts:
         counts = np.bincount(np.asarray(ex.detach().cpu()).ravel(), minlength=n_experts).astype(float)
@@ -145,7 +164,10 @@ def load_entropy(experts, n_experts: int) -> np.ndarray:
 
 
 def weight_norm(model: torch.nn.Module) -> float:
-    """The L2 norm of all parameters together (the Omnigrok-style proxy of grokking)."""
+    """The L2 norm of all parameters together (the Omnigrok-style proxy of grokking).
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
     return float(torch.sqrt(sum((p.detach().float() ** 2).sum() for p in model.parameters())))
 
 

@@ -35,7 +35,10 @@ ACTIVATIONS = ("topk", "batchtopk")
 
 @dataclass
 class SAEOutput:
-    """What one forward pass returns: pre-activations, sparse codes and the full reconstruction (all (B, .))."""
+    """What one forward pass returns: pre-activations, sparse codes and the full reconstruction (all (B, .)).
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
 
     pre: torch.Tensor
     codes: torch.Tensor
@@ -43,14 +46,20 @@ class SAEOutput:
 
 
 def topk_activation(pre: torch.Tensor, k: int) -> torch.Tensor:
-    """ReLU, then keep the k largest entries of each row (ties broken by torch.topk); the rest become 0."""
+    """ReLU, then keep the k largest entries of each row (ties broken by torch.topk); the rest become 0.
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
     act = torch.relu(pre)
     vals, idx = act.topk(k, dim=-1)
     return torch.zeros_like(act).scatter(-1, idx, vals)
 
 
 def batch_topk_activation(pre: torch.Tensor, k: int):
-    """ReLU, then keep the k*B largest entries of the whole (B, m) batch. Returns (codes, smallest kept > 0)."""
+    """ReLU, then keep the k*B largest entries of the whole (B, m) batch. Returns (codes, smallest kept > 0).
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
     act = torch.relu(pre)
     flat = act.flatten()
     n_keep = min(k * pre.shape[0], flat.numel())
@@ -67,6 +76,7 @@ class SAE(nn.Module):
     `prefixes`: increasing latent counts ending with `n_latents`; the loss sums the reconstruction error of every
     prefix. `(n_latents,)` (the default) is a plain SAE; `(h, n_latents)` is the two-group Matryoshka SAE of the
     temporal-SAE chapter, whose first h latents are its "high-level" ones.
+    Explained in chapters/temporal-sae/01_theory.md.
     """
 
     def __init__(self, d_in: int, n_latents: int, k: int, activation: str = "batchtopk", prefixes=None,
@@ -171,28 +181,37 @@ class SAE(nn.Module):
 
 # ---------------------------------------------------------------------- metrics
 def fvu(x: torch.Tensor, x_hat: torch.Tensor) -> float:
-    """Fraction of variance unexplained: sum|x - x_hat|^2 / sum|x - mean(x)|^2."""
+    """Fraction of variance unexplained: sum|x - x_hat|^2 / sum|x - mean(x)|^2.
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
     return float((x - x_hat).pow(2).sum() / (x - x.mean(0)).pow(2).sum().clamp_min(1e-12))
 
 
 def reconstruction_cosine(x: torch.Tensor, x_hat: torch.Tensor) -> float:
-    """Mean cosine similarity between each x and its reconstruction."""
+    """Mean cosine similarity between each x and its reconstruction. Explained in chapters/temporal-sae/01_theory.md."""
     return float(torch.nn.functional.cosine_similarity(x, x_hat, dim=-1, eps=1e-8).mean())
 
 
 def l0(codes: torch.Tensor) -> float:
-    """Mean number of non-zero latents per token."""
+    """Mean number of non-zero latents per token. Explained in chapters/temporal-sae/01_theory.md."""
     return float((codes != 0).float().sum(-1).mean())
 
 
 def dead_fraction(codes: torch.Tensor) -> float:
-    """Fraction of latents that are zero on every token of `codes` (B, m)."""
+    """Fraction of latents that are zero on every token of `codes` (B, m).
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
     return float(((codes != 0).sum(0) == 0).float().mean())
 
 
 @torch.no_grad()
 def encode_all(sae: SAE, acts: torch.Tensor, chunk: int = 8192):
-    """Codes and reconstructions of every row of `acts` in eval mode (BatchTopK uses its threshold)."""
+    """Codes and reconstructions of every row of `acts` in eval mode (BatchTopK uses its threshold).
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
     was = sae.training
     sae.eval()
     codes, recon = [], []
@@ -205,7 +224,10 @@ def encode_all(sae: SAE, acts: torch.Tensor, chunk: int = 8192):
 
 
 def evaluate_sae(sae: SAE, acts: torch.Tensor) -> dict:
-    """FVU, reconstruction cosine, L0 and dead fraction of `sae` on `acts` (eval mode)."""
+    """FVU, reconstruction cosine, L0 and dead fraction of `sae` on `acts` (eval mode).
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
     codes, recon = encode_all(sae, acts)
     return {"fvu": fvu(acts, recon), "cosine": reconstruction_cosine(acts, recon), "l0": l0(codes),
             "dead": dead_fraction(codes)}

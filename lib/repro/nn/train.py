@@ -20,6 +20,7 @@ def lm_loss(logits: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor | Non
 
     `mask` (batch, length), bool, marks which *target* positions count (position 0 is never a target); with no mask
     every position from 1 on counts.
+    Explained in chapters/temporal-sae/02_experiments.md.
     """
     if logits.dim() != 3 or tokens.shape != logits.shape[:2]:
         raise ValueError(f"logits must be (batch, length, vocab) and tokens (batch, length); got "
@@ -50,6 +51,7 @@ def train_lm(model: nn.Module, batches: Callable[[int], torch.Tensor], steps: in
     The loss is `lm_loss + balance_coef * out.balance_loss` (the balancing term is 0 for a dense model). The learning
     rate ramps up linearly over `warmup` steps and then stays constant. `callback(step, model, loss)` runs after each
     step (step counts from 1), e.g. to evaluate at chosen steps. Returns {"loss": per-step losses, "seconds": time}.
+    Explained in chapters/temporal-sae/02_experiments.md.
     """
     if not callable(batches):
         raise ValueError("batches must be a callable step -> tokens (or (tokens, mask))")

@@ -234,7 +234,10 @@ class DQNConfig:
 
 @dataclass
 class TrainLog:
-    """What :func:`train` returns. Per-update statistics are (n_updates, G) arrays; snapshots are lists."""
+    """What :func:`train` returns. Per-update statistics are (n_updates, G) arrays; snapshots are lists.
+
+    Explained in chapters/scorer/02_experiments.md.
+    """
 
     seeds: list
     episodes: list                   # per group: array (n_episodes, 3) of (env step at the end, return, length)

@@ -49,6 +49,7 @@ class EnvStep:
     ``next_obs`` is the observation the transition led to (the true last one when an episode ended), ``obs`` the one
     to act on next (the same except one step after an end, when it is the reset observation). ``valid`` is False for
     the autoreset step, which is not a transition.
+    Explained in chapters/scorer/02_experiments.md.
     """
 
     obs: np.ndarray

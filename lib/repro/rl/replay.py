@@ -19,7 +19,8 @@ __all__ = ["Batch", "ReplayBuffer"]
 @dataclass
 class Batch:
     """A batch per group as torch tensors: obs (G, B, d), action (G, B) int64, reward (G, B), next_obs (G, B, d),
-    terminated (G, B) as float (1 = the episode really ended, so no bootstrap)."""
+    terminated (G, B) as float (1 = the episode really ended, so no bootstrap). Explained in
+    chapters/scorer/01_theory.md."""
 
     obs: torch.Tensor
     action: torch.Tensor
@@ -29,7 +30,10 @@ class Batch:
 
 
 class ReplayBuffer:
-    """Ring buffers for ``len(seeds)`` groups, ``capacity`` transitions each, observations of size ``obs_dim``."""
+    """Ring buffers for ``len(seeds)`` groups, ``capacity`` transitions each, observations of size ``obs_dim``.
+
+    Explained in chapters/scorer/02_experiments.md.
+    """
 
     def __init__(self, seeds, capacity: int, obs_dim: int):
         seeds = [int(s) for s in np.atleast_1d(seeds)]

@@ -126,5 +126,8 @@ _DIRECTIONS = {"gd": gd_direction, "ngd": ngd_direction, "spec": spec_direction,
 
 
 def direction(method: str, G) -> np.ndarray:
-    """Dispatch: the direction D of ``method`` (one of METHODS) for gradient(s) G."""
+    """Dispatch: the direction D of ``method`` (one of METHODS) for gradient(s) G.
+
+    Explained in chapters/specgd/02_experiments.md.
+    """
     return _DIRECTIONS[check_method(method)](G)
