@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..common import check_int
+from ..common import check_int, check_seeds
 
 __all__ = ["Batch", "ReplayBuffer"]
 
@@ -36,9 +36,7 @@ class ReplayBuffer:
     """
 
     def __init__(self, seeds, capacity: int, obs_dim: int):
-        seeds = [int(s) for s in np.atleast_1d(seeds)]
-        if not seeds:
-            raise ValueError("seeds must name at least one group")
+        seeds = check_seeds(seeds)
         check_int("capacity", capacity)
         check_int("obs_dim", obs_dim)
         G = len(seeds)
