@@ -1,7 +1,10 @@
 """repro: the shared library of the book "ICLR 2026 in Miniature".
 
 - `repro.book`: the machinery (build, cache, claims, scale and seeding, plot style); see chapters/intro.md.
-- one module per paper's method (e.g. `repro.specgd`, explained in chapters/specgd/).
+- `repro.common`: the generic helpers, each written once (checks, seed spreads, thread limits, provenance, tables).
+- `repro.nn`, `repro.data`, `repro.rl`, `repro.interventions`: substrate that chapters share.
+- one module or package per paper's method, named after its chapter: chapters/<slug>/ -> `repro.<slug_with_underscores>`
+  (e.g. `repro.specgd`, explained in chapters/specgd/).
 """
 from pathlib import Path
 

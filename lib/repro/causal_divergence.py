@@ -15,6 +15,7 @@ import torch
 from scipy.linalg import null_space
 from torch import nn
 
+from repro.common import check_choice, check_int, check_non_negative, check_same_shape
 from repro.interventions import DAS, iia, ot_divergence
 
 # ----------------------------------------------------------------------------------- the hidden-pathway circuit
@@ -42,7 +43,10 @@ def circuit(h):
 
 
 def circuit_null_direction():
-    """The unit vector spanning the null space of CIRCUIT_W (one-dimensional); see 01_theory.md."""
+    """The unit vector spanning the null space of CIRCUIT_W (one-dimensional).
+
+    Explained in chapters/causal-divergence/01_theory.md.
+    """
     n = null_space(CIRCUIT_W)[:, 0]
     return n / np.linalg.norm(n) * np.sign(n[0])
 
@@ -59,8 +63,7 @@ def sample_distribution(kind: str, n: int, dim: int = 2, seed: int = 0, angle: f
     every pair of coordinates (0, 1), (2, 3), ... by `angle`; the Gaussian has correlation `rho` between the same
     pairs. Explained in chapters/causal-divergence/01_theory.md.
     """
-    if kind not in DISTRIBUTIONS:
-        raise ValueError(f"kind={kind!r} is unknown; use one of {', '.join(DISTRIBUTIONS)}")
+    check_choice("kind", kind, DISTRIBUTIONS)
     if dim < 2 or dim % 2:
         raise ValueError(f"dim must be an even number >= 2; got {dim}")
     rng = np.random.default_rng(seed)
@@ -108,7 +111,10 @@ SPLITS = {
 
 @dataclass
 class ToyTask:
-    """Natural states h (n, 2 + extra) of the causal variables (x, y), with class labels and class means."""
+    """Natural states h (n, 2 + extra) of the causal variables (x, y), with class labels and class means.
+
+    Explained in chapters/causal-divergence/02_experiments.md.
+    """
 
     h: torch.Tensor
     xy: np.ndarray
@@ -122,8 +128,9 @@ def make_toy_task(n_per_class: int = 100, n_extra: int = 16, noise: float = 0.1,
 
     x in {-1, 1}, y in {0..4}: ten classes. Explained in chapters/causal-divergence/02_experiments.md.
     """
-    if n_per_class < 2 or n_extra < 0 or noise < 0:
-        raise ValueError("n_per_class must be >= 2, n_extra >= 0 and noise >= 0")
+    check_int("n_per_class", n_per_class, 2)
+    check_int("n_extra", n_extra, 0)
+    check_non_negative("noise", noise)
     rng = np.random.default_rng(seed)
     xy = np.array([c for c in CLASSES for _ in range(n_per_class)], dtype=float)
     core = np.stack([xy[:, 0] + 0.2 * xy[:, 1], xy[:, 1]], 1) + noise * rng.standard_normal((len(xy), 2))
@@ -135,14 +142,20 @@ def make_toy_task(n_per_class: int = 100, n_extra: int = 16, noise: float = 0.1,
 
 
 def make_classifier(dim: int, hidden: int = 64, seed: int = 0) -> nn.Module:
-    """The downstream network psi: an MLP from the state to the ten (x, y) classes (02_experiments.md)."""
+    """The downstream network psi: an MLP from the state to the ten (x, y) classes.
+
+    Explained in chapters/causal-divergence/02_experiments.md.
+    """
     torch.manual_seed(seed)
     return nn.Sequential(nn.Linear(dim, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
                          nn.Linear(hidden, len(CLASSES)))
 
 
 def train_classifier(task: ToyTask, hidden: int = 64, steps: int = 300, lr: float = 1e-2, seed: int = 0) -> nn.Module:
-    """Train psi on all natural states (full batch, Adam), then freeze it. Explained in 02_experiments.md."""
+    """Train psi on all natural states (full batch, Adam), then freeze it.
+
+    Explained in chapters/causal-divergence/02_experiments.md.
+    """
     model = make_classifier(task.h.shape[1], hidden, seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     y = torch.as_tensor(task.cls)
@@ -185,8 +198,7 @@ def cl_loss(h_hat, h_bar):
 
     Explained in chapters/causal-divergence/01_theory.md.
     """
-    if h_hat.shape != h_bar.shape:
-        raise ValueError(f"h_hat and h_bar must have the same shape; got {tuple(h_hat.shape)} and {tuple(h_bar.shape)}")
+    check_same_shape("h_hat", h_hat, "h_bar", h_bar)
     mse = ((h_hat - h_bar) ** 2).mean(-1)
     cos = nn.functional.cosine_similarity(h_hat, h_bar, dim=-1)
     return (mse + 1 - cos).mean()
@@ -208,7 +220,10 @@ CL_SPACES = ("subspace", "full")
 
 @dataclass
 class DASRun:
-    """One trained alignment and its scores (IIA in and out of distribution, causal-dimension divergence)."""
+    """One trained alignment and its scores (IIA in and out of distribution, causal-dimension divergence).
+
+    Explained in chapters/causal-divergence/02_experiments.md.
+    """
 
     das: DAS
     iia: float
@@ -220,7 +235,10 @@ class DASRun:
 
 
 def intervene(das: DAS, task: ToyTask, trg, src):
-    """The intervened states for index pairs (trg, src) of the task's natural states (02_experiments.md)."""
+    """The intervened states for index pairs (trg, src) of the task's natural states.
+
+    Explained in chapters/causal-divergence/02_experiments.md.
+    """
     return das(task.h[trg], task.h[src])
 
 
@@ -252,12 +270,9 @@ def train_das(task: ToyTask, clf: nn.Module, split: str = "og_holdouts", loss: s
     exact W2 distance on the two causal dimensions between intervened states on task-2 pairs and natural states,
     with its natural baseline. Explained in chapters/causal-divergence/02_experiments.md.
     """
-    if split not in SPLITS:
-        raise ValueError(f"split={split!r} is unknown; use one of {', '.join(SPLITS)}")
-    if loss not in LOSSES:
-        raise ValueError(f"loss={loss!r} is unknown; use one of {', '.join(LOSSES)}")
-    if cl_space not in CL_SPACES:
-        raise ValueError(f"cl_space={cl_space!r} is unknown; use one of {', '.join(CL_SPACES)}")
+    check_choice("split", split, SPLITS)
+    check_choice("loss", loss, LOSSES)
+    check_choice("cl_space", cl_space, CL_SPACES)
     t0 = time.perf_counter()
     task1, task2 = SPLITS[split]
     trg, src, cf = interchange_pairs(task, task1, n_pairs, seed)
@@ -303,8 +318,7 @@ def train_pyvene_das(task: ToyTask, clf: nn.Module, split: str = "og_holdouts", 
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         import pyvene as pv
-    if split not in SPLITS:
-        raise ValueError(f"split={split!r} is unknown; use one of {', '.join(SPLITS)}")
+    check_choice("split", split, SPLITS)
     t0 = time.perf_counter()
     task1, task2 = SPLITS[split]
     trg, src, cf = interchange_pairs(task, task1, n_pairs, seed)

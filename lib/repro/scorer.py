@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from repro.common import check_choice, check_int, check_positive
 from repro.rl.dqn import BatchedAdam, QNetwork, td_errors
 
 __all__ = ["KINDS", "msbe", "bellman_variance", "leader_loss", "follower_loss", "ScorerUpdate",
@@ -31,12 +32,18 @@ FOLLOWER_LOSSES = ("variance", "msbe")
 
 
 def msbe(delta: torch.Tensor) -> torch.Tensor:
-    """Mean squared Bellman error over the last (batch) dimension: (1/B) sum_i delta_i^2."""
+    """Mean squared Bellman error over the last (batch) dimension: (1/B) sum_i delta_i^2.
+
+    Explained in chapters/scorer/01_theory.md.
+    """
     return delta.pow(2).mean(-1)
 
 
 def bellman_variance(delta: torch.Tensor) -> torch.Tensor:
-    """Batch variance of the Bellman errors, (1/B) sum_i (delta_i - mean delta)^2 (the follower's loss)."""
+    """Batch variance of the Bellman errors, (1/B) sum_i (delta_i - mean delta)^2 (the follower's loss).
+
+    Explained in chapters/scorer/01_theory.md.
+    """
     return (delta - delta.mean(-1, keepdim=True)).pow(2).mean(-1)
 
 
@@ -52,7 +59,10 @@ def msbe_decomposition(delta) -> tuple[float, float, float]:
 
 
 def leader_loss(net: QNetwork, target, batch, gamma: float) -> torch.Tensor:
-    """The leader's loss per group (G,): the MSBE with the encoder's output under stop-gradient."""
+    """The leader's loss per group (G,): the MSBE with the encoder's output under stop-gradient.
+
+    Explained in chapters/scorer/01_theory.md.
+    """
     return msbe(td_errors(net, target, batch, gamma, detach_encoder=True))
 
 
@@ -60,9 +70,9 @@ def follower_loss(net: QNetwork, target, batch, gamma: float, kind: str = "varia
     """The follower's loss per group (G,): the batch variance of delta (``kind="variance"``) or the MSBE (ablation).
 
     The Q-head stays frozen because :class:`ScorerUpdate` differentiates this loss with respect to the encoder only.
+    Explained in chapters/scorer/01_theory.md.
     """
-    if kind not in FOLLOWER_LOSSES:
-        raise ValueError(f"kind must be one of {FOLLOWER_LOSSES}, got {kind!r}")
+    check_choice("kind", kind, FOLLOWER_LOSSES)
     delta = td_errors(net, target, batch, gamma)
     return bellman_variance(delta) if kind == "variance" else msbe(delta)
 
@@ -93,10 +103,8 @@ class ScorerUpdate:
         if not kinds or bad:
             raise ValueError(f"kinds must be a non-empty list of {KINDS}, got {kinds!r}")
         for name, v in (("lr_leader", lr_leader), ("lr_follower", lr_follower), ("lr_dqn", lr_dqn)):
-            if not v > 0:
-                raise ValueError(f"{name} must be positive, got {v!r}")
-        if not isinstance(leader_every, (int, np.integer)) or leader_every < 1:
-            raise ValueError(f"leader_every must be a positive integer, got {leader_every!r}")
+            check_positive(name, v)
+        check_int("leader_every", leader_every)
         self.kinds, self.leader_every, self.max_grad_norm = kinds, int(leader_every), max_grad_norm
         self.is_dqn = torch.tensor([k == "dqn" for k in kinds])
         self.is_follower = ~self.is_dqn

@@ -114,13 +114,6 @@ def test_drop_from_peak_and_value_at():
     assert mg.value_at(steps, d, 15) == 0.8
 
 
-def test_smooth():
-    np.testing.assert_allclose(mg.smooth([0.0, 3.0, 0.0, 3.0]), [1.5, 1.0, 2.0, 1.5])
-    np.testing.assert_allclose(mg.smooth([1.0, 2.0], width=1), [1.0, 2.0])
-    with pytest.raises(ValueError, match="width"):
-        mg.smooth([1.0], width=0)
-
-
 def test_log_steps():
     s = mg.log_steps(1000, 20)
     assert s[0] == 0 and s[-1] == 1000 and np.all(np.diff(s) > 0) and len(s) <= 21
@@ -207,7 +200,7 @@ def test_train_monitored_runs_a_few_steps(tmp_path):
     assert len(log["loss"]) == 6
     mg.save_log(tmp_path / "x.npz", {"main": log}, seed=0)
     back, prov = mg.load_log(tmp_path / "x.npz")
-    assert prov == {"seed": 0}
+    assert prov["seed"] == 0 and {"command", "commit", "time"} <= set(prov)      # the provenance record
     np.testing.assert_allclose(back["main"]["test_acc"], log["test_acc"])
 
 

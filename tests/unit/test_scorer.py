@@ -4,12 +4,13 @@ import pytest
 import torch
 
 from repro import rl, scorer
+from repro.common import thread_limit
 
 
 @pytest.fixture(autouse=True)
 def one_thread():
     """Tiny batched matmuls are fastest, and reproducible, on one thread (the same rule as `repro.rl.train`)."""
-    with rl.one_thread():
+    with thread_limit(1, blas=False):
         yield
 
 

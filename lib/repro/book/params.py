@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ..common.threads import set_threads
 from .seeding import seed_everything
 from .style import use_book_style
 
@@ -73,9 +74,7 @@ def setup(scale="ci", seed=0, device="cpu") -> Run:
     run = check_parameters(scale, seed, device)
     threads = os.environ.get("REPRO_THREADS")
     if threads:
-        import torch
-
-        torch.set_num_threads(int(threads))
+        set_threads(int(threads))
     seed_everything(run.seed)
     use_book_style()
     return run

@@ -1,5 +1,8 @@
 """Synthetic data generators shared by several chapters (DESIGN.md §6).
 
+Used by chapters/temporal-sae/ (`hmm_lda`) and chapters/moe-grokking/ (`grokking_mix`); each generator has one user
+today and is here because generators live in `repro.data` (DESIGN.md §6), ready for the next chapter that needs one.
+
 - :mod:`.hmm_lda`  a toy language with ground truth at every token (topic, syntactic state, document), after
   HMM-LDA (Griffiths et al. 2004); explained in chapters/temporal-sae/01_theory.
 - :mod:`.grokking_mix`  groups of modular-arithmetic facts that memorize and generalize at different times, plus a

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..common import check_int
+
 #: The operations a group can use (name -> f(a, b, p)). "random" is the random-label control.
 OPERATIONS = {
     "a+b": lambda a, b, p: (a + b) % p,
@@ -38,7 +40,10 @@ SEQ_LEN = 4
 
 @dataclass
 class GrokkingMix:
-    """The data of one mixture. Tokens are (N, 4) int64 tensors; `*_group` says which group each row belongs to."""
+    """The data of one mixture. Tokens are (N, 4) int64 tensors; `*_group` says which group each row belongs to.
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
 
     p: int
     names: tuple[str, ...]
@@ -76,8 +81,7 @@ class GrokkingMix:
     def sampler(self, batch_size: int, seed: int = 0):
         """A `batches(step)` callable for `repro.nn.train_lm`: (tokens, answer mask), rows drawn with replacement
         from the union of every group's training set."""
-        if int(batch_size) < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        check_int("batch_size", batch_size)
         gen = torch.Generator().manual_seed(int(seed))
         n = self.train_tokens.shape[0]
 
@@ -89,7 +93,10 @@ class GrokkingMix:
 
 
 def answer_mask(tokens: torch.Tensor) -> torch.Tensor:
-    """Bool mask (N, 4) that is True only at the answer position: the only target the loss scores."""
+    """Bool mask (N, 4) that is True only at the answer position: the only target the loss scores.
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
     if tokens.dim() != 2 or tokens.shape[1] != SEQ_LEN:
         raise ValueError(f"tokens must have shape (N, {SEQ_LEN}), got {tuple(tokens.shape)}")
     mask = torch.zeros(tokens.shape, dtype=torch.bool)
@@ -102,9 +109,9 @@ def make_grokking_mix(p: int = 31, groups=DEFAULT_GROUPS, seed: int = 0) -> Grok
 
     `p` should be prime (so that the arithmetic groups are fields); the random-label table and every split are drawn
     from `numpy.random.default_rng(seed)`, so the same arguments give the same data.
+    Explained in chapters/moe-grokking/01_theory.md.
     """
-    if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 3:
-        raise ValueError(f"p must be an integer of at least 3, got {p!r}")
+    check_int("p", p, 3)
     groups = tuple(groups)
     if not groups:
         raise ValueError("groups must name at least one (operation, train_fraction) pair")

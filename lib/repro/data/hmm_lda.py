@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..common import check_between, check_int
+
 #: The syntactic states, in the order of their ids.
 STATES = ("DET", "ADJ", "NOUN", "VERB", "PREP", "CONJ", "PUNCT")
 DET, ADJ, NOUN, VERB, PREP, CONJ, PUNCT = range(len(STATES))
@@ -70,6 +72,7 @@ class Vocabulary:
     `words[i]` is the string of word id i; `word_state[i]` its part of speech (an index into STATES);
     `word_topic[i]` its topic, or -1 for a function word. Content words of topic k and part of speech s are the
     contiguous ids `content_ids[k, s]` (a slice start and length per (topic, state)).
+    Explained in chapters/temporal-sae/01_theory.md.
     """
 
     words: tuple
@@ -100,7 +103,10 @@ class Vocabulary:
 
 
 def make_vocabulary(n_topics: int = 8) -> Vocabulary:
-    """The vocabulary for the first `n_topics` topics (1 to 8): function words first, then topic words."""
+    """The vocabulary for the first `n_topics` topics (1 to 8): function words first, then topic words.
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
     if not isinstance(n_topics, (int, np.integer)) or not 1 <= n_topics <= len(TOPICS):
         raise ValueError(f"n_topics must be an integer in 1..{len(TOPICS)}, got {n_topics!r}")
     words, state, topic = [], [], []
@@ -126,7 +132,10 @@ def make_vocabulary(n_topics: int = 8) -> Vocabulary:
 
 @dataclass(frozen=True)
 class Corpus:
-    """Documents of the toy language and the ground truth at every token (all arrays (n_docs, doc_len))."""
+    """Documents of the toy language and the ground truth at every token (all arrays (n_docs, doc_len)).
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
 
     tokens: np.ndarray
     topic: np.ndarray          # latent topic at each token ("semantics", slow)
@@ -180,12 +189,10 @@ def make_corpus(n_docs: int = 200, doc_len: int = 128, n_topics: int = 8, p_topi
     probability `p_topic`, otherwise from one of the other topics, uniformly. Explained in
     chapters/temporal-sae/01_theory.
     """
-    for name, v in (("n_docs", n_docs), ("doc_len", doc_len)):
-        if not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    for name, v in (("p_topic", p_topic), ("p_switch", p_switch)):
-        if not 0.0 <= float(v) <= 1.0:
-            raise ValueError(f"{name} must be a probability in [0, 1], got {v!r}")
+    check_int("n_docs", n_docs)
+    check_int("doc_len", doc_len)
+    check_between("p_topic", p_topic, 0, 1, closed="both")
+    check_between("p_switch", p_switch, 0, 1, closed="both")
     lo, hi = switch_window
     if not 0 <= lo < hi <= doc_len:
         raise ValueError(f"switch_window must satisfy 0 <= lo < hi <= doc_len, got {switch_window!r}")

@@ -1,5 +1,7 @@
 """Causal interventions on neural representations: the pieces interpretability chapters share.
 
+Used by chapters/causal-divergence/ (today its only user) and meant for the later interpretability chapters.
+
 First explained in chapters/causal-divergence/ (01_theory.md for patching and divergence, 02_experiments.md for
 distributed alignment search), a reproduction of Grant, Han, Tartaglini & Potts, "Addressing divergent
 representations from causal interventions on neural networks" (ICLR 2026). Modules, one idea each:

@@ -16,6 +16,8 @@ import torch
 from torch import nn
 from torch.nn.utils.parametrizations import orthogonal
 
+from ..common import check_choice, check_int, check_positive
+
 ROTATION_KINDS = ("orthogonal", "linear")
 
 
@@ -27,10 +29,8 @@ class Rotation(nn.Module):
 
     def __init__(self, dim: int, kind: str = "orthogonal", generator: torch.Generator | None = None):
         super().__init__()
-        if kind not in ROTATION_KINDS:
-            raise ValueError(f"kind={kind!r} is not a rotation kind; use one of {', '.join(ROTATION_KINDS)}")
-        if int(dim) < 1:
-            raise ValueError(f"dim must be a positive integer; got {dim}")
+        check_choice("kind", kind, ROTATION_KINDS)
+        check_int("dim", dim)
         self.dim, self.kind = int(dim), kind
         q, _ = torch.linalg.qr(torch.randn(dim, dim, generator=generator))
         lin = nn.Linear(dim, dim, bias=False)
@@ -68,8 +68,7 @@ class DAS(nn.Module):
         super().__init__()
         if not 1 <= int(k) <= int(dim):
             raise ValueError(f"k={k} must be between 1 and the layer width dim={dim}")
-        if temperature <= 0:
-            raise ValueError(f"temperature must be positive; got {temperature}")
+        check_positive("temperature", temperature)
         g = torch.Generator().manual_seed(seed) if seed is not None else None
         self.rotation = Rotation(dim, kind, generator=g)
         self.dim, self.k, self.temperature = int(dim), int(k), float(temperature)

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
-from ._checks import check_2d, check_same_shape, check_same_width
+from ..common import check_2d, check_same_shape, check_same_width
 
 
 def _as_mask(mask, d, like):

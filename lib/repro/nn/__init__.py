@@ -1,12 +1,15 @@
 """Neural-network substrate shared by several chapters (DESIGN.md §6).
 
+Used by chapters/temporal-sae/ and chapters/moe-grokking/ (the transformer and its trainer, both); the SAE family is
+meant for the later SAE chapters. Modules, one idea each:
+
 - `transformer`: the book's small decoder-only transformer, dense or mixture-of-experts (chapters/temporal-sae,
   chapters/moe-grokking).
 - `moe`: the top-k router with renormalised gates and the load-balancing loss (chapters/moe-grokking).
 - `sae`: the sparse-autoencoder family: TopK / BatchTopK, Matryoshka prefixes, the AuxK dead-latent loss, FVU and
   dead-fraction metrics (chapters/temporal-sae).
-- `train`: next-token loss and the AdamW training loop.
-- `checkpoint`: small trained models with provenance under data/.
+- `train`: next-token loss and the AdamW training loop (chapters/temporal-sae, chapters/moe-grokking).
+- `checkpoint`: small trained models with their provenance record under data/ (chapters/temporal-sae).
 """
 from .checkpoint import load_checkpoint, save_checkpoint
 from .moe import MoEFeedForward, Routing, balance_loss, top_k_gates

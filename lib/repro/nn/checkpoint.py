@@ -2,35 +2,25 @@
 
 A checkpoint is one `torch.save` file holding the model's config, its state dict and a provenance dict (command,
 seed, commit, time...). It loads with `torch.load(weights_only=True)`, so nothing but tensors and plain data is read.
-Used by chapters that ship a trained model under data/ (chapters/temporal-sae).
+The provenance is the book's one record for shipped files, `repro.common.provenance_record`.
+Used by chapters that ship a trained model under data/ (chapters/temporal-sae/).
 """
 from __future__ import annotations
 
-import datetime
-import subprocess
 from pathlib import Path
 
 import torch
 
+from ..common import provenance_record
 from .transformer import Transformer, TransformerConfig
 
 
-def current_commit() -> str:
-    """The git commit of the working tree, or 'unknown' outside a repository."""
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              check=True, cwd=Path(__file__).parent).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def save_checkpoint(model: Transformer, path, **provenance) -> Path:
-    """Write `model` with its config and `provenance` (plus commit and UTC time, unless given) to `path`."""
+    """Write `model` with its config and its provenance record (`provenance` plus commit and UTC time, unless given)
+    to `path`. Explained in chapters/temporal-sae/02_experiments.md."""
     if not isinstance(model, Transformer):
         raise ValueError(f"model must be a repro.nn.Transformer, got {type(model).__name__}")
-    provenance = {"commit": current_commit(),
-                  "time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                  **{k: v if isinstance(v, (int, float, str, bool)) else str(v) for k, v in provenance.items()}}
+    provenance = provenance_record(**provenance)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
@@ -39,7 +29,10 @@ def save_checkpoint(model: Transformer, path, **provenance) -> Path:
 
 
 def load_checkpoint(path, map_location: str = "cpu") -> tuple[Transformer, dict]:
-    """Read a checkpoint written by `save_checkpoint`; returns (model in eval mode, provenance)."""
+    """Read a checkpoint written by `save_checkpoint`; returns (model in eval mode, provenance).
+
+    Explained in chapters/temporal-sae/02_experiments.md.
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint {path} not found; rebuild it with the chapter at scale='full' "

@@ -15,7 +15,10 @@ from torch import nn
 
 
 class Routing(NamedTuple):
-    """What the router decided for a batch of tokens (all shaped like the input's leading dims)."""
+    """What the router decided for a batch of tokens (all shaped like the input's leading dims).
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
     logits: torch.Tensor    # (..., E) router logits, after steering
     gates: torch.Tensor     # (..., E) renormalised top-k gates, zeros off the top-k
     experts: torch.Tensor   # (..., k) chosen experts, highest gate first
@@ -26,6 +29,7 @@ def top_k_gates(logits: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tenso
     """Softmax over the last axis, keep the k largest, renormalise them to sum to 1.
 
     Returns (gates with zeros outside the top k, indices of the top k in decreasing order).
+    Explained in chapters/moe-grokking/01_theory.md.
     """
     if not 1 <= k <= logits.shape[-1]:
         raise ValueError(f"top_k must be between 1 and the number of experts ({logits.shape[-1]}), got {k}")
@@ -39,6 +43,7 @@ def balance_loss(logits: torch.Tensor, experts: torch.Tensor) -> torch.Tensor:
     """Switch-Transformer load-balancing loss E * sum_e f_e P_e (equals 1 when routing is uniform).
 
     f_e is the fraction of (token, slot) assignments that went to expert e, P_e the mean router probability of e.
+    Explained in chapters/moe-grokking/01_theory.md.
     """
     n_experts = logits.shape[-1]
     probs = torch.softmax(logits, dim=-1).reshape(-1, n_experts)
@@ -48,7 +53,10 @@ def balance_loss(logits: torch.Tensor, experts: torch.Tensor) -> torch.Tensor:
 
 
 class MoEFeedForward(nn.Module):
-    """E expert MLPs (d -> d_expert -> d, GELU) behind a linear router; experts run batched with einsum."""
+    """E expert MLPs (d -> d_expert -> d, GELU) behind a linear router; experts run batched with einsum.
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
 
     def __init__(self, d_model: int, d_expert: int, n_experts: int, top_k: int):
         super().__init__()

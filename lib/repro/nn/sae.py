@@ -28,17 +28,17 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from ..common import check_between, check_choice, check_int, check_non_negative, check_positive
+
 ACTIVATIONS = ("topk", "batchtopk")
-
-
-def _positive_int(name, v):
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"{name} must be a positive integer, got {v!r}")
 
 
 @dataclass
 class SAEOutput:
-    """What one forward pass returns: pre-activations, sparse codes and the full reconstruction (all (B, .))."""
+    """What one forward pass returns: pre-activations, sparse codes and the full reconstruction (all (B, .)).
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
 
     pre: torch.Tensor
     codes: torch.Tensor
@@ -46,14 +46,20 @@ class SAEOutput:
 
 
 def topk_activation(pre: torch.Tensor, k: int) -> torch.Tensor:
-    """ReLU, then keep the k largest entries of each row (ties broken by torch.topk); the rest become 0."""
+    """ReLU, then keep the k largest entries of each row (ties broken by torch.topk); the rest become 0.
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
     act = torch.relu(pre)
     vals, idx = act.topk(k, dim=-1)
     return torch.zeros_like(act).scatter(-1, idx, vals)
 
 
 def batch_topk_activation(pre: torch.Tensor, k: int):
-    """ReLU, then keep the k*B largest entries of the whole (B, m) batch. Returns (codes, smallest kept > 0)."""
+    """ReLU, then keep the k*B largest entries of the whole (B, m) batch. Returns (codes, smallest kept > 0).
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
     act = torch.relu(pre)
     flat = act.flatten()
     n_keep = min(k * pre.shape[0], flat.numel())
@@ -70,24 +76,23 @@ class SAE(nn.Module):
     `prefixes`: increasing latent counts ending with `n_latents`; the loss sums the reconstruction error of every
     prefix. `(n_latents,)` (the default) is a plain SAE; `(h, n_latents)` is the two-group Matryoshka SAE of the
     temporal-SAE chapter, whose first h latents are its "high-level" ones.
+    Explained in chapters/temporal-sae/01_theory.md.
     """
 
     def __init__(self, d_in: int, n_latents: int, k: int, activation: str = "batchtopk", prefixes=None,
                  threshold_momentum: float = 0.99, seed: int | None = None):
         super().__init__()
-        _positive_int("d_in", d_in)
-        _positive_int("n_latents", n_latents)
-        _positive_int("k", k)
+        check_int("d_in", d_in)
+        check_int("n_latents", n_latents)
+        check_int("k", k)
         if k > n_latents:
             raise ValueError(f"k must be at most n_latents={n_latents}, got {k}")
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+        check_choice("activation", activation, ACTIVATIONS)
         prefixes = (n_latents,) if prefixes is None else tuple(int(p) for p in prefixes)
         if (not prefixes or prefixes[-1] != n_latents or prefixes[0] < 1
                 or any(b <= a for a, b in zip(prefixes, prefixes[1:]))):
             raise ValueError(f"prefixes must increase strictly and end with n_latents={n_latents}, got {prefixes!r}")
-        if not 0.0 <= threshold_momentum < 1.0:
-            raise ValueError(f"threshold_momentum must be in [0, 1), got {threshold_momentum!r}")
+        check_between("threshold_momentum", threshold_momentum, 0, 1, closed="left")
         self.d_in, self.n_latents, self.k = d_in, n_latents, k
         self.activation, self.prefixes, self.threshold_momentum = activation, prefixes, threshold_momentum
         gen = torch.Generator().manual_seed(0 if seed is None else int(seed))
@@ -176,28 +181,37 @@ class SAE(nn.Module):
 
 # ---------------------------------------------------------------------- metrics
 def fvu(x: torch.Tensor, x_hat: torch.Tensor) -> float:
-    """Fraction of variance unexplained: sum|x - x_hat|^2 / sum|x - mean(x)|^2."""
+    """Fraction of variance unexplained: sum|x - x_hat|^2 / sum|x - mean(x)|^2.
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
     return float((x - x_hat).pow(2).sum() / (x - x.mean(0)).pow(2).sum().clamp_min(1e-12))
 
 
 def reconstruction_cosine(x: torch.Tensor, x_hat: torch.Tensor) -> float:
-    """Mean cosine similarity between each x and its reconstruction."""
+    """Mean cosine similarity between each x and its reconstruction. Explained in chapters/temporal-sae/01_theory.md."""
     return float(torch.nn.functional.cosine_similarity(x, x_hat, dim=-1, eps=1e-8).mean())
 
 
 def l0(codes: torch.Tensor) -> float:
-    """Mean number of non-zero latents per token."""
+    """Mean number of non-zero latents per token. Explained in chapters/temporal-sae/01_theory.md."""
     return float((codes != 0).float().sum(-1).mean())
 
 
 def dead_fraction(codes: torch.Tensor) -> float:
-    """Fraction of latents that are zero on every token of `codes` (B, m)."""
+    """Fraction of latents that are zero on every token of `codes` (B, m).
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
     return float(((codes != 0).sum(0) == 0).float().mean())
 
 
 @torch.no_grad()
 def encode_all(sae: SAE, acts: torch.Tensor, chunk: int = 8192):
-    """Codes and reconstructions of every row of `acts` in eval mode (BatchTopK uses its threshold)."""
+    """Codes and reconstructions of every row of `acts` in eval mode (BatchTopK uses its threshold).
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
     was = sae.training
     sae.eval()
     codes, recon = [], []
@@ -210,7 +224,10 @@ def encode_all(sae: SAE, acts: torch.Tensor, chunk: int = 8192):
 
 
 def evaluate_sae(sae: SAE, acts: torch.Tensor) -> dict:
-    """FVU, reconstruction cosine, L0 and dead fraction of `sae` on `acts` (eval mode)."""
+    """FVU, reconstruction cosine, L0 and dead fraction of `sae` on `acts` (eval mode).
+
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
     codes, recon = encode_all(sae, acts)
     return {"fvu": fvu(acts, recon), "cosine": reconstruction_cosine(acts, recon), "l0": l0(codes),
             "dead": dead_fraction(codes)}
@@ -231,13 +248,10 @@ def train_sae(sae: SAE, acts: torch.Tensor, steps: int, batch_size: int = 1024, 
     if not isinstance(acts, torch.Tensor) or acts.ndim != 2 or acts.shape[1] != sae.d_in:
         raise ValueError(f"acts must be a tensor of shape (N, {sae.d_in}), got "
                          f"{tuple(acts.shape) if isinstance(acts, torch.Tensor) else type(acts).__name__}")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
-    _positive_int("batch_size", batch_size)
-    if not lr > 0:
-        raise ValueError(f"lr must be positive, got {lr!r}")
-    if aux_coef < 0:
-        raise ValueError(f"aux_coef must be non-negative, got {aux_coef!r}")
+    check_int("steps", steps, 0)
+    check_int("batch_size", batch_size)
+    check_positive("lr", lr)
+    check_non_negative("aux_coef", aux_coef)
     k_aux = max(1, sae.d_in // 2) if k_aux is None else k_aux
     gen = torch.Generator().manual_seed(int(seed))
     if batches is None:

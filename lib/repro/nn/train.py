@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from ..book.progress import progress
+from ..common import check_int
 
 
 def lm_loss(logits: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -19,6 +20,7 @@ def lm_loss(logits: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor | Non
 
     `mask` (batch, length), bool, marks which *target* positions count (position 0 is never a target); with no mask
     every position from 1 on counts.
+    Explained in chapters/temporal-sae/02_experiments.md.
     """
     if logits.dim() != 3 or tokens.shape != logits.shape[:2]:
         raise ValueError(f"logits must be (batch, length, vocab) and tokens (batch, length); got "
@@ -49,11 +51,11 @@ def train_lm(model: nn.Module, batches: Callable[[int], torch.Tensor], steps: in
     The loss is `lm_loss + balance_coef * out.balance_loss` (the balancing term is 0 for a dense model). The learning
     rate ramps up linearly over `warmup` steps and then stays constant. `callback(step, model, loss)` runs after each
     step (step counts from 1), e.g. to evaluate at chosen steps. Returns {"loss": per-step losses, "seconds": time}.
+    Explained in chapters/temporal-sae/02_experiments.md.
     """
     if not callable(batches):
         raise ValueError("batches must be a callable step -> tokens (or (tokens, mask))")
-    if int(steps) < 1:
-        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    check_int("steps", steps)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, betas=betas)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warmup) if warmup else 1.0)

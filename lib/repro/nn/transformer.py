@@ -16,13 +16,14 @@ from dataclasses import dataclass, field, asdict
 import torch
 from torch import nn
 
+from ..common import check_int
 from .moe import MoEFeedForward
 
 
 @dataclass(frozen=True)
 class TransformerConfig:
     """Sizes of the model. `n_experts=0` gives dense MLPs; `n_experts=E>0` gives MoE blocks with top-`top_k` routing
-    in the blocks listed in `moe_layers` (default: all)."""
+    in the blocks listed in `moe_layers` (default: all). Explained in chapters/moe-grokking/01_theory.md."""
     vocab_size: int
     max_len: int = 128
     d_model: int = 64
@@ -36,8 +37,7 @@ class TransformerConfig:
 
     def __post_init__(self):
         for name in ("vocab_size", "max_len", "d_model", "n_layers", "n_heads"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
+            check_int(name, getattr(self, name))
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
         if self.n_experts < 0:
@@ -63,7 +63,10 @@ class TransformerConfig:
 
 @dataclass
 class TransformerOutput:
-    """What a forward pass returns; the router lists have one entry per MoE block, in block order."""
+    """What a forward pass returns; the router lists have one entry per MoE block, in block order.
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
     logits: torch.Tensor
     residuals: list[torch.Tensor]
     router_logits: list[torch.Tensor] = field(default_factory=list)
@@ -73,6 +76,11 @@ class TransformerOutput:
 
 
 class CausalSelfAttention(nn.Module):
+    """Multi-head self-attention in which each position attends to itself and the positions before it.
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
+
     def __init__(self, d_model: int, n_heads: int):
         super().__init__()
         self.n_heads = n_heads
@@ -87,6 +95,9 @@ class CausalSelfAttention(nn.Module):
 
 
 class Block(nn.Module):
+    """One pre-LN block, x + attn(LN(x)) then + mlp(LN(x)); the MLP is dense or a mixture of experts, and the block
+    returns its routing (None when dense). Explained in chapters/moe-grokking/01_theory.md."""
+
     def __init__(self, cfg: TransformerConfig, index: int):
         super().__init__()
         self.ln_attn, self.ln_mlp = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
@@ -107,7 +118,10 @@ class Block(nn.Module):
 
 
 class Transformer(nn.Module):
-    """Token and learned position embeddings, `n_layers` pre-LN blocks, a final LayerNorm and an unembedding."""
+    """Token and learned position embeddings, `n_layers` pre-LN blocks, a final LayerNorm and an unembedding.
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
 
     def __init__(self, cfg: TransformerConfig):
         super().__init__()

@@ -21,29 +21,22 @@ Explained in chapters/scorer/02_experiments.md (and the representation/value spl
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
+from ..common import check_between, check_int, check_seeds, thread_limit
 from .envs import GroupedEnvs
 from .replay import Batch, ReplayBuffer
 
 __all__ = ["QNetwork", "BatchedAdam", "td_errors", "DQNConfig", "DQNUpdate", "TrainLog", "train",
-           "epsilon_schedule", "l1_norm", "one_thread"]
+           "epsilon_schedule", "l1_norm"]
 
 
 def l1_norm(x: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
     """x / max(mean |x|, eps) over the last dimension (SCORER's ``L1Norm``; chapters/scorer/02_experiments.md)."""
     return x / x.abs().mean(-1, keepdim=True).clamp_min(eps)
-
-
-def _seeds(seeds) -> list[int]:
-    seeds = [int(s) for s in np.atleast_1d(seeds)]
-    if not seeds or any(s < 0 for s in seeds):
-        raise ValueError(f"seeds must be a non-empty list of non-negative integers, got {seeds!r}")
-    return seeds
 
 
 class QNetwork:
@@ -53,10 +46,9 @@ class QNetwork:
     """
 
     def __init__(self, seeds, obs_dim: int, n_actions: int, hidden: int = 64, latent: int = 64):
-        seeds = _seeds(seeds)
+        seeds = check_seeds(seeds)
         for name, v in (("obs_dim", obs_dim), ("n_actions", n_actions), ("hidden", hidden), ("latent", latent)):
-            if not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+            check_int(name, v)
         self.seeds, self.G = seeds, len(seeds)
         self.obs_dim, self.n_actions, self.hidden, self.latent = int(obs_dim), int(n_actions), int(hidden), int(latent)
         self.enc_shapes = {"W1": (obs_dim, latent), "b1": (1, latent)}
@@ -154,8 +146,7 @@ def td_errors(net: QNetwork, target: tuple, batch: Batch, gamma: float, detach_e
     ``detach_encoder`` (bool, or a bool mask per group) stops the gradient into the encoder for those groups.
     ``groups`` (indices) computes the errors of those groups only; gradients still reach ``net.enc``/``net.head``.
     """
-    if not 0 <= gamma <= 1:
-        raise ValueError(f"gamma must be in [0, 1], got {gamma!r}")
+    check_between("gamma", gamma, 0, 1, closed="both")
     enc, head = net.enc, net.head
     if groups is not None:
         groups = torch.as_tensor(groups, dtype=torch.long)
@@ -235,18 +226,18 @@ class DQNConfig:
     def validate(self) -> None:
         for name in ("total_steps", "envs_per_group", "buffer_size", "batch_size", "train_every", "target_every",
                      "hidden", "latent", "log_every", "n_probe"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if not 0 <= self.gamma <= 1:
-            raise ValueError(f"gamma must be in [0, 1], got {self.gamma!r}")
+            check_int(name, getattr(self, name))
+        check_between("gamma", self.gamma, 0, 1, closed="both")
         if self.learning_starts < self.batch_size or self.learning_starts >= self.total_steps:
             raise ValueError(f"learning_starts must be in [batch_size, total_steps), got {self.learning_starts!r}")
 
 
 @dataclass
 class TrainLog:
-    """What :func:`train` returns. Per-update statistics are (n_updates, G) arrays; snapshots are lists."""
+    """What :func:`train` returns. Per-update statistics are (n_updates, G) arrays; snapshots are lists.
+
+    Explained in chapters/scorer/02_experiments.md.
+    """
 
     seeds: list
     episodes: list                   # per group: array (n_episodes, 3) of (env step at the end, return, length)
@@ -272,80 +263,95 @@ def train(cfg: DQNConfig, seeds, update=None, progress=None) -> TrainLog:
     The loop runs torch on one thread (never more than it was given): its matrices are tiny, and extra threads only
     add synchronisation, which on a busy machine can make training many times slower.
     """
-    with one_thread():
-        return _train(cfg, seeds, update, progress)
-
-
-@contextmanager
-def one_thread():
-    """Run torch on a single intra-op thread inside the block, then restore the previous setting."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(n)
-
-
-def _train(cfg: DQNConfig, seeds, update, progress) -> TrainLog:
     cfg.validate()
-    seeds = _seeds(seeds)
-    update = DQNUpdate() if update is None else update
-    E = cfg.envs_per_group
-    envs = GroupedEnvs(cfg.env_id, seeds, E)
-    net = QNetwork(seeds, envs.obs_dim, envs.n_actions, cfg.hidden, cfg.latent)
-    target = net.snapshot()
-    update.bind(net)
-    buf = ReplayBuffer(seeds, cfg.buffer_size, envs.obs_dim)
-    act_rngs = [np.random.default_rng([s, 2]) for s in seeds]
-    G, A = len(seeds), envs.n_actions
-    n_vec = cfg.total_steps // E
-    n_updates = len(range(int(np.ceil(cfg.learning_starts / E)), n_vec, cfg.train_every))
-    stats, update_steps = {}, np.zeros(n_updates, dtype=np.int64)
-    log = TrainLog(seeds=seeds, episodes=[], update_steps=update_steps, stats=stats, snap_updates=np.zeros(0))
-    probe = None
-    k, t0 = 0, time.perf_counter()
-    obs = envs.reset()
-    loop = range(n_vec) if progress is None else progress(range(n_vec), desc="env steps")
-    for t in loop:
-        env_step = t * E
-        eps = epsilon_schedule(env_step, cfg.eps_start, cfg.eps_end, cfg.eps_decay_steps)
+    seeds = check_seeds(seeds)
+    with thread_limit(1, blas=False):
+        loop = _Loop(cfg, seeds, DQNUpdate() if update is None else update)
+        steps = range(loop.n_vec)
+        for t in (steps if progress is None else progress(steps, desc="env steps")):
+            loop.step(t)
+        return loop.finish()
+
+
+class _Loop:
+    """The state of one :func:`train` call: environments, networks, replay, the update rule and the log.
+
+    One vector step (:meth:`step`) acts epsilon-greedily (:meth:`act`), stores the transitions, learns when an
+    update is due (:meth:`learn`, which also takes the snapshots) and refreshes the target networks.
+    """
+
+    def __init__(self, cfg: DQNConfig, seeds: list, update):
+        self.cfg, self.seeds, self.update, self.E = cfg, seeds, update, cfg.envs_per_group
+        self.envs = GroupedEnvs(cfg.env_id, seeds, self.E)
+        self.net = QNetwork(seeds, self.envs.obs_dim, self.envs.n_actions, cfg.hidden, cfg.latent)
+        self.target = self.net.snapshot()
+        update.bind(self.net)
+        self.buf = ReplayBuffer(seeds, cfg.buffer_size, self.envs.obs_dim)
+        self.act_rngs = [np.random.default_rng([s, 2]) for s in seeds]
+        self.n_vec = cfg.total_steps // self.E
+        self.first_update = int(np.ceil(cfg.learning_starts / self.E))      # the vector step of the first update
+        self.n_updates = len(range(self.first_update, self.n_vec, cfg.train_every))
+        self.stats, self.update_steps = {}, np.zeros(self.n_updates, dtype=np.int64)
+        self.log = TrainLog(seeds=seeds, episodes=[], update_steps=self.update_steps, stats=self.stats,
+                            snap_updates=np.zeros(0))
+        self.probe, self.k, self.t0 = None, 0, time.perf_counter()
+        self.obs = self.envs.reset()
+
+    def act(self, env_step: int) -> np.ndarray:
+        """Epsilon-greedy actions (G, E): each run explores with its own generator."""
+        eps = epsilon_schedule(env_step, self.cfg.eps_start, self.cfg.eps_end, self.cfg.eps_decay_steps)
         with torch.no_grad():
-            greedy = net.q_values(torch.from_numpy(obs)).argmax(-1).numpy()
-        actions = np.empty((G, E), dtype=np.int64)
-        for g, rng in enumerate(act_rngs):
-            explore, rand = rng.random(E) < eps, rng.integers(0, A, E)
+            greedy = self.net.q_values(torch.from_numpy(self.obs)).argmax(-1).numpy()
+        actions = np.empty((len(self.seeds), self.E), dtype=np.int64)
+        for g, rng in enumerate(self.act_rngs):
+            explore, rand = rng.random(self.E) < eps, rng.integers(0, self.envs.n_actions, self.E)
             actions[g] = np.where(explore, rand, greedy[g])
-        st = envs.step(actions)
-        buf.add(obs, actions, st.reward, st.next_obs, st.terminated, st.valid)
-        obs = st.obs
-        if env_step >= cfg.learning_starts and (t - int(np.ceil(cfg.learning_starts / E))) % cfg.train_every == 0:
-            if probe is None:                                  # fixed probe states, drawn once per run
-                probe = _probe_states(buf, seeds, cfg.n_probe)
-                log.probe_states = probe.numpy()
-                _snapshot(log, net, probe, 0)
-            scale = 1.0 - k / n_updates if cfg.lr_decay else 1.0
-            batches = [buf.sample(cfg.batch_size) for _ in range(update.batches_per_update)]
-            out = update(net, target, batches, cfg.gamma, lr_scale=scale)
-            for name, v in out.items():
-                if name not in stats:
-                    stats[name] = torch.zeros(n_updates, G)
-                stats[name][k] = v
-            update_steps[k] = env_step
-            k += 1
-            if k % cfg.log_every == 0:
-                _snapshot(log, net, probe, k)
-        if (env_step + E) // cfg.target_every > env_step // cfg.target_every:
-            target = net.snapshot()
-    log.stats = {name: v[:k].numpy() for name, v in stats.items()}
-    log.update_steps = update_steps[:k]
-    log.snap_updates = log.snap_updates.astype(int)
-    log.episodes = envs.episode_table()
-    log.seconds = time.perf_counter() - t0
-    log.env_steps = n_vec * E
-    log.net, log.target, log.buffer = net, target, buf
-    envs.close()
-    return log
+        return actions
+
+    def learn(self, env_step: int) -> None:
+        """One update of every run on fresh replay batches; its statistics go to the log, with a snapshot of the
+        parameters and probe encodings every ``log_every`` updates (and before the first)."""
+        cfg = self.cfg
+        if self.probe is None:                                 # fixed probe states, drawn once per run
+            self.probe = _probe_states(self.buf, self.seeds, cfg.n_probe)
+            self.log.probe_states = self.probe.numpy()
+            _snapshot(self.log, self.net, self.probe, 0)
+        scale = 1.0 - self.k / self.n_updates if cfg.lr_decay else 1.0
+        batches = [self.buf.sample(cfg.batch_size) for _ in range(self.update.batches_per_update)]
+        out = self.update(self.net, self.target, batches, cfg.gamma, lr_scale=scale)
+        for name, v in out.items():
+            if name not in self.stats:
+                self.stats[name] = torch.zeros(self.n_updates, len(self.seeds))
+            self.stats[name][self.k] = v
+        self.update_steps[self.k] = env_step
+        self.k += 1
+        if self.k % cfg.log_every == 0:
+            _snapshot(self.log, self.net, self.probe, self.k)
+
+    def step(self, t: int) -> None:
+        """Vector step ``t``: act, store, learn if an update is due, refresh the targets every ``target_every``."""
+        cfg, env_step = self.cfg, t * self.E
+        actions = self.act(env_step)
+        st = self.envs.step(actions)
+        self.buf.add(self.obs, actions, st.reward, st.next_obs, st.terminated, st.valid)
+        self.obs = st.obs
+        if env_step >= cfg.learning_starts and (t - self.first_update) % cfg.train_every == 0:
+            self.learn(env_step)
+        if (env_step + self.E) // cfg.target_every > env_step // cfg.target_every:
+            self.target = self.net.snapshot()
+
+    def finish(self) -> TrainLog:
+        """Close the environments and return the log, trimmed to the updates done."""
+        log, k = self.log, self.k
+        log.stats = {name: v[:k].numpy() for name, v in self.stats.items()}
+        log.update_steps = self.update_steps[:k]
+        log.snap_updates = log.snap_updates.astype(int)
+        log.episodes = self.envs.episode_table()
+        log.seconds = time.perf_counter() - self.t0
+        log.env_steps = self.n_vec * self.E
+        log.net, log.target, log.buffer = self.net, self.target, self.buf
+        self.envs.close()
+        return log
 
 
 def _probe_states(buf: ReplayBuffer, seeds, n: int) -> torch.Tensor:

@@ -18,6 +18,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..common import check_int, check_seeds
+
 __all__ = ["make_vector_env", "EnvStep", "GroupedEnvs", "ENV_IDS"]
 
 ENV_IDS = ("CartPole-v1", "Acrobot-v1")
@@ -33,8 +35,7 @@ def make_vector_env(env_id: str, num_envs: int, **kwargs):
 
     if not isinstance(env_id, str) or not env_id:
         raise ValueError(f"env_id must be a gymnasium id such as 'CartPole-v1', got {env_id!r}")
-    if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-        raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+    check_int("num_envs", num_envs)
     try:
         return gym.make_vec(env_id, num_envs=int(num_envs), vectorization_mode="vector_entry_point", **kwargs)
     except gym.error.Error:
@@ -48,6 +49,7 @@ class EnvStep:
     ``next_obs`` is the observation the transition led to (the true last one when an episode ended), ``obs`` the one
     to act on next (the same except one step after an end, when it is the reset observation). ``valid`` is False for
     the autoreset step, which is not a transition.
+    Explained in chapters/scorer/02_experiments.md.
     """
 
     obs: np.ndarray
@@ -77,12 +79,8 @@ class GroupedEnvs:
     env_kwargs: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        seeds = [int(s) for s in np.atleast_1d(self.seeds)]
-        if not seeds or any(s < 0 for s in seeds):
-            raise ValueError(f"seeds must be a non-empty list of non-negative integers, got {self.seeds!r}")
-        if not isinstance(self.envs_per_group, (int, np.integer)) or self.envs_per_group < 1:
-            raise ValueError(f"envs_per_group must be a positive integer, got {self.envs_per_group!r}")
-        self.seeds = seeds
+        seeds = self.seeds = check_seeds(self.seeds)
+        check_int("envs_per_group", self.envs_per_group)
         make = self.make or (lambda s: make_vector_env(self.env_id, self.envs_per_group, **self.env_kwargs))
         self.envs = [make(s) for s in seeds]
         for e in self.envs:

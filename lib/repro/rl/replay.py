@@ -11,13 +11,16 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..common import check_int, check_seeds
+
 __all__ = ["Batch", "ReplayBuffer"]
 
 
 @dataclass
 class Batch:
     """A batch per group as torch tensors: obs (G, B, d), action (G, B) int64, reward (G, B), next_obs (G, B, d),
-    terminated (G, B) as float (1 = the episode really ended, so no bootstrap)."""
+    terminated (G, B) as float (1 = the episode really ended, so no bootstrap). Explained in
+    chapters/scorer/01_theory.md."""
 
     obs: torch.Tensor
     action: torch.Tensor
@@ -27,16 +30,15 @@ class Batch:
 
 
 class ReplayBuffer:
-    """Ring buffers for ``len(seeds)`` groups, ``capacity`` transitions each, observations of size ``obs_dim``."""
+    """Ring buffers for ``len(seeds)`` groups, ``capacity`` transitions each, observations of size ``obs_dim``.
+
+    Explained in chapters/scorer/02_experiments.md.
+    """
 
     def __init__(self, seeds, capacity: int, obs_dim: int):
-        seeds = [int(s) for s in np.atleast_1d(seeds)]
-        if not seeds:
-            raise ValueError("seeds must name at least one group")
-        if not isinstance(capacity, (int, np.integer)) or capacity < 1:
-            raise ValueError(f"capacity must be a positive integer, got {capacity!r}")
-        if not isinstance(obs_dim, (int, np.integer)) or obs_dim < 1:
-            raise ValueError(f"obs_dim must be a positive integer, got {obs_dim!r}")
+        seeds = check_seeds(seeds)
+        check_int("capacity", capacity)
+        check_int("obs_dim", obs_dim)
         G = len(seeds)
         self.capacity, self.obs_dim, self.num_groups = int(capacity), int(obs_dim), G
         self.obs = np.zeros((G, capacity, obs_dim), dtype=np.float32)
@@ -74,8 +76,7 @@ class ReplayBuffer:
 
     def sample(self, batch_size: int) -> Batch:
         """``batch_size`` transitions per group, uniformly with replacement from what that group has stored."""
-        if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        check_int("batch_size", batch_size)
         if np.any(self.size == 0):
             raise ValueError("cannot sample: some group has stored no transition yet")
         idx = np.stack([rng.integers(0, n, batch_size) for rng, n in zip(self.rngs, self.size)])

@@ -12,19 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..common import check_int, check_positive
+
 __all__ = ["GMMData", "long_tailed_priors", "class_counts", "make_gmm", "moments", "class_means"]
-
-
-def _check_int(name: str, value, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
-def _check_positive(name: str, value) -> float:
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    return float(value)
 
 
 def long_tailed_priors(num_classes: int, imbalance_ratio: float) -> np.ndarray:
@@ -33,7 +23,7 @@ def long_tailed_priors(num_classes: int, imbalance_ratio: float) -> np.ndarray:
     Explained in chapters/specgd/01_theory.md. ``imbalance_ratio`` is R = pi_max / pi_min (R >= 1;
     R = 1 is the balanced case). The profile is the usual "long-tailed" one of CIFAR-LT.
     """
-    K = _check_int("num_classes", num_classes, 2)
+    K = check_int("num_classes", num_classes, 2)
     if not np.isfinite(imbalance_ratio) or imbalance_ratio < 1:
         raise ValueError(f"imbalance_ratio must be >= 1, got {imbalance_ratio!r}")
     p = float(imbalance_ratio) ** (-np.arange(K) / (K - 1))
@@ -46,7 +36,7 @@ def class_counts(n: int, priors) -> np.ndarray:
     Explained in chapters/specgd/01_theory.md. Fixing the counts (instead of sampling them) keeps
     the imbalance exactly the one the priors say, so seeds differ only in the Gaussian noise.
     """
-    n = _check_int("n", n, 1)
+    n = check_int("n", n, 1)
     p = np.asarray(priors, dtype=float)
     if p.ndim != 1 or p.size < 2 or np.any(p <= 0) or not np.isclose(p.sum(), 1.0):
         raise ValueError("priors must be a 1-D vector of >= 2 positive numbers summing to 1")
@@ -98,12 +88,12 @@ def make_gmm(num_classes: int = 10, dim: int = 100, n_train: int = 10_000,
     class sizes from :func:`class_counts`; validation and test sets are balanced (equal class sizes),
     so that plain accuracy per class averages to the balanced accuracy the paper studies.
     """
-    K = _check_int("num_classes", num_classes, 2)
-    d = _check_int("dim", dim, K)
-    _check_int("seed", seed, 0)
-    nv = _check_int("n_val_per_class", n_val_per_class, 1)
-    nt = _check_int("n_test_per_class", n_test_per_class, 1)
-    mu, sigma = _check_positive("mu", mu), _check_positive("sigma", sigma)
+    K = check_int("num_classes", num_classes, 2)
+    d = check_int("dim", dim, K)
+    check_int("seed", seed, 0)
+    nv = check_int("n_val_per_class", n_val_per_class, 1)
+    nt = check_int("n_test_per_class", n_test_per_class, 1)
+    mu, sigma = check_positive("mu", mu), check_positive("sigma", sigma)
     priors = long_tailed_priors(K, imbalance_ratio)
     counts = class_counts(n_train, priors)
     rng = np.random.default_rng(seed)
@@ -122,7 +112,7 @@ def _check_xy(X, y, num_classes):
         raise ValueError(f"X must be a 2-D array (n, d), got shape {X.shape}")
     if y.shape != (X.shape[0],):
         raise ValueError(f"y must have shape ({X.shape[0]},), got {y.shape}")
-    K = _check_int("num_classes", num_classes, 2)
+    K = check_int("num_classes", num_classes, 2)
     if y.size and (y.min() < 0 or y.max() >= K):
         raise ValueError(f"y must hold labels in 0..{K - 1}")
     return X, y, K

@@ -11,6 +11,8 @@ from functools import reduce
 
 import numpy as np
 
+from ..common import check_int, check_positive
+
 from .data import GMMData, moments
 from .train import TrainResult, _evaluator, run_schedule
 from .updates import check_method, gd_direction, spec_direction
@@ -30,10 +32,8 @@ def init_deep_linear(depth: int, num_classes: int, dim: int, width: int, init_sc
     """
     for name, v, low in [("depth", depth, 1), ("num_classes", num_classes, 2), ("dim", dim, 1),
                          ("width", width, 1), ("n_lrs", n_lrs, 1)]:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-            raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
-    if not init_scale > 0:
-        raise ValueError(f"init_scale must be positive, got {init_scale!r}")
+        check_int(name, v, low)
+    check_positive("init_scale", init_scale)
     rng = np.random.default_rng(seed)
     sizes = [dim] + [width] * (depth - 1) + [num_classes]
     layers = []

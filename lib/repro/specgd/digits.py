@@ -14,6 +14,8 @@ import numpy as np
 import torch
 from sklearn.datasets import load_digits
 
+from ..common import check_int, check_positive, check_seeds
+
 from .data import long_tailed_priors
 from .updates import check_method
 
@@ -49,11 +51,9 @@ def long_tailed_digits(imbalance_ratio: float = 20.0, n_val_per_class: int = 30,
     with pi the long-tailed priors of ratio ``imbalance_ratio``. Features are standardised with
     the training split's statistics.
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    for name, v in [("n_val_per_class", n_val_per_class), ("n_test_per_class", n_test_per_class)]:
-        if not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    check_int("seed", seed, 0)
+    check_int("n_val_per_class", n_val_per_class)
+    check_int("n_test_per_class", n_test_per_class)
     X, y = load_digits(return_X_y=True)
     K = 10
     priors = long_tailed_priors(K, imbalance_ratio)       # validates imbalance_ratio
@@ -82,8 +82,7 @@ def make_mlp(hidden: int = 64, seed: int = 0) -> torch.nn.Sequential:
 
     Explained in chapters/specgd/02_experiments.md.
     """
-    if not isinstance(hidden, (int, np.integer)) or hidden < 1:
-        raise ValueError(f"hidden must be a positive integer, got {hidden!r}")
+    check_int("hidden", hidden)
     torch.manual_seed(seed)
     return torch.nn.Sequential(torch.nn.Linear(64, hidden, bias=False), torch.nn.ReLU(),
                                torch.nn.Linear(hidden, 10, bias=False))
@@ -96,8 +95,7 @@ def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
     momentum; only its default weight decay (0.1) is switched off, to compare update rules alone.
     """
     check_method(name, DIGIT_OPTIMIZERS)
-    if not lr > 0:
-        raise ValueError(f"lr must be positive, got {lr!r}")
+    check_positive("lr", lr)
     if name == "sgd":
         return torch.optim.SGD(params, lr=lr, momentum=0.9)
     if name == "adam":
@@ -117,10 +115,8 @@ def train_digits(data: DigitsData, optimizer: str, lr: float, epochs: int = 30, 
 
     Explained in chapters/specgd/02_experiments.md.
     """
-    if not isinstance(epochs, (int, np.integer)) or epochs < 1:
-        raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
-    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    check_int("epochs", epochs)
+    check_int("batch_size", batch_size)
     model = make_mlp(hidden, seed)
     opt = make_optimizer(optimizer, model.parameters(), lr)
     gen = torch.Generator().manual_seed(seed)
@@ -145,9 +141,7 @@ def digits_benchmark(grids: dict, seeds, imbalance_ratio: float = 20.0, epochs: 
     """
     for name in grids:
         check_method(name, DIGIT_OPTIMIZERS)
-    seeds = list(seeds)
-    if not seeds:
-        raise ValueError("seeds must be a non-empty list of integers")
+    seeds = check_seeds(seeds)
     out = {name: [] for name in grids}
     loop = seeds if progress is None else progress(seeds)
     for s in loop:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..common import check_int
+
 from .data import GMMData, moments
 from .updates import check_method, direction, make_muon
 
@@ -44,8 +46,7 @@ def lr_schedule(eta, steps: int) -> np.ndarray:
     eta = np.atleast_1d(np.asarray(eta, dtype=float))
     if eta.ndim != 1 or np.any(eta <= 0):
         raise ValueError(f"eta must be a positive number or 1-D grid, got {eta!r}")
-    if not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    check_int("steps", steps)
     return np.repeat(eta[None, :], steps, axis=0)
 
 
@@ -55,8 +56,7 @@ def eval_schedule(steps: int, dense: int = 100, total: int = 200) -> np.ndarray:
     Explained in chapters/specgd/02_experiments.md. SpecGD peaks within the first few dozen steps,
     so early steps are all recorded; later ones only need to show the slow return to the end point.
     """
-    if not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    check_int("steps", steps)
     if dense < 0 or total < 2:
         raise ValueError(f"dense must be >= 0 and total >= 2, got {dense!r}, {total!r}")
     head = np.arange(min(dense, steps) + 1)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..common import check_choice, check_positive
+
 __all__ = ["METHODS", "polar_factor", "gd_direction", "ngd_direction", "spec_direction",
            "shampoo_direction", "make_muon", "muon_direction", "direction", "check_method"]
 
@@ -22,9 +24,7 @@ def check_method(method: str, valid=METHODS) -> str:
 
     Explained in chapters/specgd/02_experiments.md (the methods compared there).
     """
-    if method not in valid:
-        raise ValueError(f"method must be one of {', '.join(valid)}; got {method!r}")
-    return method
+    return check_choice("method", method, valid)
 
 
 def _as_matrix_stack(G, name: str = "G") -> np.ndarray:
@@ -79,8 +79,7 @@ def shampoo_direction(G, eps: float = 1e-12) -> np.ndarray:
     U V^T up to eps: the identity the chapter checks.
     """
     G = _as_matrix_stack(G)
-    if not eps > 0:
-        raise ValueError(f"eps must be positive, got {eps!r}")
+    check_positive("eps", eps)
     m, n = G.shape[-2:]
     L = G @ np.swapaxes(G, -1, -2) + eps * np.eye(m)
     R = np.swapaxes(G, -1, -2) @ G + eps * np.eye(n)
@@ -127,5 +126,8 @@ _DIRECTIONS = {"gd": gd_direction, "ngd": ngd_direction, "spec": spec_direction,
 
 
 def direction(method: str, G) -> np.ndarray:
-    """Dispatch: the direction D of ``method`` (one of METHODS) for gradient(s) G."""
+    """Dispatch: the direction D of ``method`` (one of METHODS) for gradient(s) G.
+
+    Explained in chapters/specgd/02_experiments.md.
+    """
     return _DIRECTIONS[check_method(method)](G)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_int, check_positive
+from ..common import check_between, check_int, check_positive
 
 __all__ = ["simulate_limit", "limit_quantiles", "jump_statistics", "confidence_intervals", "Interval"]
 
@@ -51,8 +51,7 @@ def limit_quantiles(sigma_left, sigma_right, alpha=0.05, n_sim=500, rng=None, wa
 
     Explained in chapters/multilayer-changepoints/03_inference.md.
     """
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    check_between("alpha", alpha, 0, 1)
     n_grid = 1000 if walks is None else walks.shape[2]
     u = simulate_limit(sigma_left, sigma_right, n_sim=n_sim, n_grid=n_grid, rng=rng, walks=walks)
     return np.quantile(u, alpha / 2), np.quantile(u, 1 - alpha / 2)

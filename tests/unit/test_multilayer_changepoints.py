@@ -1,9 +1,9 @@
-"""Unit tests of repro.changepoint (chapters/multilayer-changepoints): small cases computed by hand,
+"""Unit tests of repro.multilayer_changepoints (chapters/multilayer-changepoints): small cases computed by hand,
 the prefix-sum CUSUM against its definition, TH-PCA, Stage I/II, metrics, inference and input validation."""
 import numpy as np
 import pytest
 
-from repro import changepoint as cp
+from repro import multilayer_changepoints as cp
 
 
 # ------------------------------------------------------------------ CUSUM

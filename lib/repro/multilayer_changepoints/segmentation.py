@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_int, check_positive
+from ..common import check_between, check_int, check_positive
 from .cusum import cusum_inner, prefix_sums
 
 __all__ = ["seeded_intervals", "default_threshold", "StageOne", "seeded_binary_segmentation", "split_halves",
@@ -22,8 +22,7 @@ def seeded_intervals(T, decay=np.sqrt(0.5), min_length=4) -> np.ndarray:
     Explained in chapters/multilayer-changepoints/01_theory.md. decay = 1/2 gives the paper's Def. 3 (dyadic).
     """
     T = check_int("T", T, 2)
-    if not 0 < decay < 1:
-        raise ValueError(f"decay must be in (0, 1), got {decay!r}")
+    check_between("decay", decay, 0, 1)
     min_length = check_int("min_length", min_length, 2)
     out = []
     k = 1

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._checks import check_int, check_positive, check_tensor
+from ..common import check_between, check_int, check_positive
+from ._checks import check_tensor
 from .inference import confidence_intervals, jump_statistics
 from .refine import least_squares_refine, local_refine
 from .segmentation import StageOne, default_threshold, seeded_binary_segmentation, split_halves
@@ -51,8 +52,7 @@ def detect_change_points(A, ranks=(15, 15, None), c_tau=0.1, tau=None, directed=
     """
     A = check_tensor(A, directed=directed, min_T=8)
     T, n, _, L = A.shape
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    check_between("alpha", alpha, 0, 1)
     if len(ranks) != 3:
         raise ValueError(f"ranks must be (r1, r2, r3), got {ranks!r}")
     ranks = tuple(size if r is None else min(size, check_int("ranks", r, 1))   # None: the mode's full size

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_int
+from ..common import check_int
 
 __all__ = ["unfold", "hetero_pca", "th_pca"]
 

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .common import check_between, check_choice, check_int, check_non_negative, check_positive, thread_limit
 from .data.hmm_lda import Corpus, make_corpus
 from .nn.sae import SAE, encode_all, train_sae
 
@@ -39,12 +40,12 @@ def contrastive_loss(z_t: torch.Tensor, z_prev: torch.Tensor, temperature: float
 
     L = CE(S, I) + CE(S^T, I) with S_ij = cos(z_t[i], z_prev[j]) / temperature: each token must pick its own
     partner among the batch's partners, and each partner its own token. An all-zero row has cosine 0 with everything.
+    Explained in chapters/temporal-sae/01_theory.md.
     """
     if z_t.shape != z_prev.shape or z_t.ndim != 2:
         raise ValueError(f"z_t and z_prev must be (N, h) tensors of one shape, got {tuple(z_t.shape)}, "
                          f"{tuple(z_prev.shape)}")
-    if not temperature > 0:
-        raise ValueError(f"temperature must be positive, got {temperature!r}")
+    check_positive("temperature", temperature)
     a = F.normalize(z_t, dim=-1, eps=1e-8)
     b = F.normalize(z_prev, dim=-1, eps=1e-8)
     logits = a @ b.t() / temperature
@@ -57,11 +58,10 @@ def temporal_loss(alpha: float, temperature: float = 0.1, reading: str = "pre", 
 
     The batch holds N tokens followed by their N partners (see `pair_batches`). `reading="pre"` compares the
     pre-activations W_enc x + b_enc of the high-level latents; `reading="post"` compares their sparse codes.
+    Explained in chapters/temporal-sae/01_theory.md.
     """
-    if reading not in READINGS:
-        raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
-    if alpha < 0:
-        raise ValueError(f"alpha must be non-negative, got {alpha!r}")
+    check_choice("reading", reading, READINGS)
+    check_non_negative("alpha", alpha)
 
     def extra(sae, x, out):
         if alpha == 0:
@@ -79,11 +79,10 @@ def pair_batches(n_docs: int, doc_len: int, n_pairs: int, partner: str = "adjace
 
     Each call draws `n_pairs` tokens at positions t >= 1 and returns their row indices followed by their partners':
     the previous token (`"adjacent"`) or a uniformly random earlier token of the same document (`"random_past"`).
+    Explained in chapters/temporal-sae/01_theory.md.
     """
-    if partner not in PARTNERS:
-        raise ValueError(f"partner must be one of {PARTNERS}, got {partner!r}")
-    if doc_len < 2:
-        raise ValueError(f"doc_len must be at least 2, got {doc_len}")
+    check_choice("partner", partner, PARTNERS)
+    check_int("doc_len", doc_len, 2)
 
     def batches(step, g):
         d = torch.randint(n_docs, (n_pairs,), generator=g)
@@ -107,13 +106,10 @@ def train_tsae(acts: torch.Tensor, doc_len: int, steps: int, *, kind: str = "tsa
     batches) or "tsae" (prefixes (h, m), paired batches, plus alpha * contrastive loss; alpha = 0 is the null
     control). h = round(high_frac * n_latents). Explained in chapters/temporal-sae/01_theory.
     """
-    kinds = ("batchtopk", "matryoshka", "tsae")
-    if kind not in kinds:
-        raise ValueError(f"kind must be one of {kinds}, got {kind!r}")
+    check_choice("kind", kind, ("batchtopk", "matryoshka", "tsae"))
     if acts.shape[0] % doc_len:
         raise ValueError(f"acts has {acts.shape[0]} rows, not a multiple of doc_len={doc_len}")
-    if not 0 < high_frac < 1:
-        raise ValueError(f"high_frac must be in (0, 1), got {high_frac!r}")
+    check_between("high_frac", high_frac, 0, 1)
     h = max(1, round(high_frac * n_latents))
     prefixes = None if kind == "batchtopk" else (h, n_latents)
     sae = SAE(acts.shape[1], n_latents, k, activation="batchtopk", prefixes=prefixes, seed=seed)
@@ -151,7 +147,7 @@ def train_language_model(steps: int = 2000, batch_docs: int = 32, lr: float = 3e
 
     hist = train_lm(model, batches, steps, lr=lr, warmup=warmup)
     if path is not None:
-        save_checkpoint(model, path, command=f"repro.tsae.train_language_model(steps={steps}, "
+        save_checkpoint(model, path, command=f"repro.temporal_sae.train_language_model(steps={steps}, "
                         f"batch_docs={batch_docs}, lr={lr}, seed={seed}, warmup={warmup})", seed=seed,
                         steps=steps, seconds=round(hist["seconds"], 1), final_loss=float(np.mean(hist["loss"][-50:])))
     return model, hist
@@ -159,7 +155,10 @@ def train_language_model(steps: int = 2000, batch_docs: int = 32, lr: float = 3e
 
 @torch.no_grad()
 def activations(model, corpus: Corpus, layer: int = 2, chunk: int = 64) -> torch.Tensor:
-    """The residual stream after block `layer` for every token of `corpus`: (n_docs * doc_len, d_model)."""
+    """The residual stream after block `layer` for every token of `corpus`: (n_docs * doc_len, d_model).
+
+    Explained in chapters/temporal-sae/02_experiments.md.
+    """
     toks = torch.as_tensor(corpus.tokens)
     out = [model(toks[i:i + chunk]).residuals[layer] for i in range(0, toks.shape[0], chunk)]
     x = torch.cat(out)
@@ -168,7 +167,10 @@ def activations(model, corpus: Corpus, layer: int = 2, chunk: int = 64) -> torch
 
 # ---------------------------------------------------------------------- evaluation
 def codes(sae: SAE, acts: torch.Tensor) -> np.ndarray:
-    """The sparse codes of every row of `acts` (eval mode: BatchTopK's learned threshold), as numpy."""
+    """The sparse codes of every row of `acts` (eval mode: BatchTopK's learned threshold), as numpy.
+
+    Explained in chapters/temporal-sae/02_experiments.md.
+    """
     return encode_all(sae, acts)[0].numpy()
 
 
@@ -177,10 +179,10 @@ def probe_accuracy(features: np.ndarray, labels: np.ndarray, train: np.ndarray, 
     """Test accuracy of a multinomial logistic-regression probe (scikit-learn) trained on rows where `train`.
 
     Features are standardised on the training rows. Constant features are dropped.
+    Explained in chapters/temporal-sae/02_experiments.md.
     """
     from sklearn.linear_model import LogisticRegression
     from sklearn.exceptions import ConvergenceWarning
-    from threadpoolctl import threadpool_limits
 
     features = np.asarray(features, dtype=np.float64)
     train = np.asarray(train, dtype=bool)
@@ -191,14 +193,17 @@ def probe_accuracy(features: np.ndarray, labels: np.ndarray, train: np.ndarray, 
     keep = sd > 0
     z = (features[:, keep] - mu[keep]) / sd[keep]
     clf = LogisticRegression(C=C, max_iter=max_iter)
-    with warnings.catch_warnings(), threadpool_limits(1):   # one BLAS thread: far faster on small, shared CPUs
+    with warnings.catch_warnings(), thread_limit(1, torch_threads=False):   # one BLAS thread: faster on shared CPUs
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(z[train], labels[train])
     return float((clf.predict(z[~train]) == labels[~train]).mean())
 
 
 def adjacent_cosine(z: np.ndarray, doc_len: int) -> float:
-    """Mean cosine similarity between the codes of adjacent tokens of the same document (a zero code: cosine 0)."""
+    """Mean cosine similarity between the codes of adjacent tokens of the same document (a zero code: cosine 0).
+
+    Explained in chapters/temporal-sae/02_experiments.md.
+    """
     z = np.asarray(z, dtype=np.float64).reshape(-1, doc_len, np.shape(z)[-1])
     n = np.linalg.norm(z, axis=-1)
     dots = (z[:, 1:] * z[:, :-1]).sum(-1)
@@ -207,7 +212,10 @@ def adjacent_cosine(z: np.ndarray, doc_len: int) -> float:
 
 
 def mutual_information(active: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """I(latent fires; label) in nats for every column of the boolean matrix `active` (N, m)."""
+    """I(latent fires; label) in nats for every column of the boolean matrix `active` (N, m).
+
+    Explained in chapters/temporal-sae/02_experiments.md.
+    """
     active = np.asarray(active, dtype=bool)
     classes, inv = np.unique(np.asarray(labels), return_inverse=True)
     n = active.shape[0]
@@ -229,6 +237,7 @@ def latent_labels(z: np.ndarray, labels: dict) -> tuple[np.ndarray, np.ndarray]:
     """For every latent that fires: which named label it shares most mutual information with.
 
     `labels`: name -> (N,) label array. Returns (names of the winning label per live latent, live-latent indices).
+    Explained in chapters/temporal-sae/02_experiments.md.
     """
     active = np.asarray(z) != 0
     live = np.flatnonzero(active.any(0))
@@ -238,7 +247,10 @@ def latent_labels(z: np.ndarray, labels: dict) -> tuple[np.ndarray, np.ndarray]:
 
 
 def standardize(acts: torch.Tensor) -> torch.Tensor:
-    """Centre the activations and scale them so that the mean squared norm of a row is d (the SAEs' input)."""
+    """Centre the activations and scale them so that the mean squared norm of a row is d (the SAEs' input).
+
+    Explained in chapters/temporal-sae/02_experiments.md.
+    """
     x = acts - acts.mean(0)
     return x / x.pow(2).sum(1).mean().sqrt() * acts.shape[1] ** 0.5
 
@@ -249,6 +261,7 @@ def probe_splits(corpus: Corpus, n_tokens: int = 2000, n_context_docs: int = 32,
     Topic and syntactic state: `n_tokens` training tokens from the first half of the documents and `n_tokens` test
     tokens from the second half (held-out documents). Document identity ("context"): every token of the first
     `n_context_docs` documents, half of them (at random) for training, half for testing.
+    Explained in chapters/temporal-sae/02_experiments.md.
     """
     doc = corpus.doc.ravel()
     n_docs = corpus.tokens.shape[0]
@@ -265,7 +278,10 @@ def probe_splits(corpus: Corpus, n_tokens: int = 2000, n_context_docs: int = 32,
 
 
 def probe_suite(features, corpus: Corpus, splits: dict) -> dict:
-    """Probe accuracies for topic (semantics), HMM state (syntax) and document id (context) on `features` (N, .)."""
+    """Probe accuracies for topic (semantics), HMM state (syntax) and document id (context) on `features` (N, .).
+
+    Explained in chapters/temporal-sae/02_experiments.md.
+    """
     f = np.asarray(features)
     rows, ctx = splits["rows"], splits["ctx_rows"]
     return {"topic": probe_accuracy(f[rows], corpus.topic.ravel()[rows], splits["train"]),
@@ -279,6 +295,7 @@ def saelens_batchtopk(acts: torch.Tensor, steps: int, n_latents: int = 512, k: i
 
     Returns (codes (N, m) as numpy, reconstructions (N, d) tensor, seconds spent in `fit`). SAELens's progress bar is
     swallowed so that it leaves nothing in the published page.
+    Explained in chapters/temporal-sae/02_experiments.md.
     """
     import contextlib
     import io

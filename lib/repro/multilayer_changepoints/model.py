@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_int, check_points
+from ..common import check_choice, check_int, check_non_negative
+from ._checks import check_points
 
 __all__ = ["Sequence", "sample_network", "piecewise_sequence", "ddm_probabilities", "msbm_probabilities",
            "scenario", "SCENARIOS", "weak_jump", "jump_sizes"]
@@ -133,47 +134,86 @@ def _blocks(n, sizes):
     return np.searchsorted(edges, np.arange(n), side="right")
 
 
+def _positions(n, d, rng, directed):
+    """Latent positions X, Y (n, d) on the simplex, Dirichlet(1); Y = X for undirected networks."""
+    X = rng.dirichlet(np.ones(d), size=n)
+    return X, (X if not directed else rng.dirichlet(np.ones(d), size=n))
+
+
+def _symmetric(W, directed):
+    """W unchanged for directed networks, else (W + W^T) / 2 layer by layer."""
+    return W if directed else (W + W.transpose(0, 2, 1)) / 2
+
+
+def _ddm_pair(n, L, rng, directed, d=5):
+    """The two DDM probability tensors of scenarios null and S1: weights from rho = 2, then rho = 3 reversed."""
+    X, Y = _positions(n, d, rng, directed)
+    W1, W2 = _ddm_weights(2, L, d, rng), _ddm_weights(3, L, d, rng, reverse=True)
+    return ddm_probabilities(X, Y, _symmetric(W1, directed)), ddm_probabilities(X, Y, _symmetric(W2, directed))
+
+
+def _msbm_rates(L, rng):
+    """Within- and between-community edge probabilities per layer of the MSBM scenarios S2-S4."""
+    ls = np.arange(1, L + 1)
+    return (3 * L + ls - 1 + rng.random(L)) / (4 * L), (2 * L + ls - 1 + rng.random(L)) / (4 * L)
+
+
+def _null(n, L, rng, directed):
+    """No change: one DDM segment (the second weights are drawn too, so the generator matches S1's)."""
+    P1, _ = _ddm_pair(n, L, rng, directed)
+    return P1[None], []
+
+
+def _s1(n, L, rng, directed):
+    """S1: DDM weights switch at 70 and back at 140."""
+    P1, P2 = _ddm_pair(n, L, rng, directed)
+    return np.stack([P1, P2, P1]), [70, 140]
+
+
+def _s2(n, L, rng, directed):
+    """S2: the number of communities goes 4, 2, 4, 4 (layers' rates reversed), 3, 4."""
+    p_in, p_out = _msbm_rates(L, rng)
+    ks, rev = [4, 2, 4, 4, 3, 4], [False, False, False, True, False, False]
+    Ps = [msbm_probabilities(_blocks(n, np.ones(k)), p_in[::-1] if r else p_in, p_out[::-1] if r else p_out)
+          for k, r in zip(ks, rev)]
+    return np.stack(Ps), [20, 60, 80, 160, 180]
+
+
+def _s3(n, L, rng, directed):
+    """S3: only layer 1's community sizes change (equal thirds, then one community twice as large)."""
+    p_in, p_out = _msbm_rates(L, rng)
+    Ps = []
+    for sizes in [[1, 1, 1], [2, 1, 1], [1, 1, 1], [2, 1, 1]]:
+        lab = np.tile(_blocks(n, [1, 1, 1]), (L, 1))
+        lab[0] = _blocks(n, sizes)
+        Ps.append(msbm_probabilities(lab, p_in, p_out))
+    return np.stack(Ps), [50, 100, 150]
+
+
+def _s4(n, L, rng, directed):
+    """S4: three equal communities whose sparsity shifts by 0.1 * delta_t."""
+    p_in, p_out = _msbm_rates(L, rng)
+    lab = _blocks(n, [1, 1, 1])
+    Ps = [msbm_probabilities(lab, p_in - 0.1 * dl, p_out - 0.1 * dl) for dl in [0, 1, 2, 1, 0, 1]]
+    return np.stack(Ps), [20, 60, 80, 160, 180]
+
+
+#: Each scenario's builder: (n, L, rng, directed) -> (segment probabilities (K+1, n, n, L), change points for T=200).
+_BUILDERS = {"null": _null, "s1": _s1, "s2": _s2, "s3": _s3, "s4": _s4}
+
+
 def scenario(name, n=50, T=200, L=4, rng=None, directed=True) -> Sequence:
     """One sequence of the paper's scenarios: "null", "s1" (DDM), "s2", "s3", "s4" (MSBM).
 
     Explained in chapters/multilayer-changepoints/02_localisation.md, which says where our choices differ
-    from the paper's (community sizes in S2 and S3 are our reconstruction).
+    from the paper's (community sizes in S2 and S3 are our reconstruction). The paper's change points are for
+    T = 200; other lengths scale them.
     """
-    if name not in SCENARIOS:
-        raise ValueError(f"name must be one of {SCENARIOS}, got {name!r}")
+    check_choice("name", name, SCENARIOS)
     n, T, L = check_int("n", n, 4), check_int("T", T, 20), check_int("L", L, 1)
     rng = np.random.default_rng(rng)
-    f = lambda x: [int(round(v * T / 200)) for v in x]            # the paper's change points are for T = 200
-    if name in ("null", "s1"):
-        d = 5
-        X = rng.dirichlet(np.ones(d), size=n)
-        Y = X if not directed else rng.dirichlet(np.ones(d), size=n)
-        W1, W2 = _ddm_weights(2, L, d, rng), _ddm_weights(3, L, d, rng, reverse=True)
-        if not directed:
-            W1, W2 = (W1 + W1.transpose(0, 2, 1)) / 2, (W2 + W2.transpose(0, 2, 1)) / 2
-        P1, P2 = ddm_probabilities(X, Y, W1), ddm_probabilities(X, Y, W2)
-        if name == "null":
-            return piecewise_sequence(P1[None], [], T, rng, directed)
-        return piecewise_sequence(np.stack([P1, P2, P1]), f([70, 140]), T, rng, directed)
-    ls = np.arange(1, L + 1)
-    p_in = (3 * L + ls - 1 + rng.random(L)) / (4 * L)
-    p_out = (2 * L + ls - 1 + rng.random(L)) / (4 * L)
-    if name == "s2":                                  # number of communities 4, 2, 4, 4 (layers reversed), 3, 4
-        ks, rev = [4, 2, 4, 4, 3, 4], [False, False, False, True, False, False]
-        Ps = [msbm_probabilities(_blocks(n, np.ones(k)), p_in[::-1] if r else p_in, p_out[::-1] if r else p_out)
-              for k, r in zip(ks, rev)]
-        return piecewise_sequence(np.stack(Ps), f([20, 60, 80, 160, 180]), T, rng, directed)
-    if name == "s3":                                  # only layer 1's community sizes change
-        size_patterns = [[1, 1, 1], [2, 1, 1], [1, 1, 1], [2, 1, 1]]
-        Ps = []
-        for sizes in size_patterns:
-            lab = np.tile(_blocks(n, [1, 1, 1]), (L, 1))
-            lab[0] = _blocks(n, sizes)
-            Ps.append(msbm_probabilities(lab, p_in, p_out))
-        return piecewise_sequence(np.stack(Ps), f([50, 100, 150]), T, rng, directed)
-    lab = _blocks(n, [1, 1, 1])                       # s4: sparsity shifts by 0.1 * delta_t
-    Ps = [msbm_probabilities(lab, p_in - 0.1 * dl, p_out - 0.1 * dl) for dl in [0, 1, 2, 1, 0, 1]]
-    return piecewise_sequence(np.stack(Ps), f([20, 60, 80, 160, 180]), T, rng, directed)
+    P, points = _BUILDERS[name](n, L, rng, directed)
+    return piecewise_sequence(P, [int(round(v * T / 200)) for v in points], T, rng, directed)
 
 
 def weak_jump(kappa, n=50, T=200, L=4, rng=None, directed=True, d=5, at=None) -> Sequence:
@@ -182,18 +222,13 @@ def weak_jump(kappa, n=50, T=200, L=4, rng=None, directed=True, d=5, at=None) ->
 
     Explained in chapters/multilayer-changepoints/03_inference.md.
     """
-    if not np.isfinite(kappa) or kappa < 0:
-        raise ValueError(f"kappa must be a non-negative number, got {kappa!r}")
+    check_non_negative("kappa", kappa)
     n, T, L = check_int("n", n, 2), check_int("T", T, 4), check_int("L", L, 1)
     rng = np.random.default_rng(rng)
     delta = kappa / (n * np.sqrt(L))
     if delta > 0.25:
         raise ValueError(f"kappa={kappa} is too large for n={n}, L={L} (the probabilities would leave [0, 1])")
-    X = rng.dirichlet(np.ones(d), size=n)
-    Y = X if not directed else rng.dirichlet(np.ones(d), size=n)
-    W1 = _ddm_weights(2, L, d, rng)
-    if not directed:
-        W1 = (W1 + W1.transpose(0, 2, 1)) / 2
-    P1 = ddm_probabilities(X, Y, W1)
+    X, Y = _positions(n, d, rng, directed)
+    P1 = ddm_probabilities(X, Y, _symmetric(_ddm_weights(2, L, d, rng), directed))
     at = T // 2 if at is None else check_int("at", at, 1)
     return piecewise_sequence(np.stack([P1, P1 + delta]), [at], T, rng, directed)

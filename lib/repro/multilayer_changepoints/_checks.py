@@ -1,19 +1,8 @@
-"""Input checks shared by the change-point modules (chapters/multilayer-changepoints)."""
+"""Input checks of the change-point modules that only this chapter needs (chapters/multilayer-changepoints/);
+the generic ones are in `repro.common.checks`."""
 from __future__ import annotations
 
 import numpy as np
-
-
-def check_int(name, value, low):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
-def check_positive(name, value):
-    if isinstance(value, bool) or not np.isscalar(value) or not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
 
 
 def check_tensor(A, directed=False, min_T=8):
@@ -36,6 +25,7 @@ def check_tensor(A, directed=False, min_T=8):
 
 
 def check_points(name, points, T):
+    """``points`` as an int array if strictly increasing inside (0, T); else ValueError naming ``name``."""
     pts = np.asarray(points, dtype=int).ravel()
     if pts.size and (np.any(np.diff(pts) <= 0) or pts[0] <= 0 or pts[-1] >= T):
         raise ValueError(f"{name} must be strictly increasing integers in (0, {T}), got {list(pts)}")

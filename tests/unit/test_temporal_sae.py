@@ -1,10 +1,10 @@
-"""Unit tests of repro.tsae (chapters/temporal-sae): contrastive loss, pair batches, probes, the trainers."""
+"""Unit tests of repro.temporal_sae (chapters/temporal-sae): contrastive loss, pair batches, probes, the trainers."""
 import numpy as np
 import pytest
 import torch
 
 from repro.data import make_corpus
-from repro.tsae import (activations, adjacent_cosine, contrastive_loss, latent_labels, mutual_information,
+from repro.temporal_sae import (activations, adjacent_cosine, contrastive_loss, latent_labels, mutual_information,
                         pair_batches, probe_accuracy, temporal_loss, train_language_model, train_tsae)
 
 
@@ -99,7 +99,7 @@ def test_the_language_model_trains_a_few_steps_and_gives_activations(tmp_path):
 
 
 def test_standardize_and_probe_splits():
-    from repro.tsae import probe_splits, standardize
+    from repro.temporal_sae import probe_splits, standardize
     x = standardize(torch.randn(500, 8) * 3 + 1)
     assert torch.allclose(x.mean(0), torch.zeros(8), atol=1e-5)
     assert float(x.pow(2).sum(1).mean()) == pytest.approx(8.0, rel=1e-5)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..common import check_int
+
 __all__ = ["one_sided_hausdorff", "covering", "evaluate"]
 
 
@@ -29,8 +31,7 @@ def covering(true_points, est_points, T) -> float:
 
     Explained in chapters/multilayer-changepoints/02_localisation.md.
     """
-    if T < 1:
-        raise ValueError(f"T must be >= 1, got {T}")
+    check_int("T", T)
     g = np.concatenate([[0], np.sort(true_points), [T]]).astype(int)
     h = np.concatenate([[0], np.sort(est_points), [T]]).astype(int)
     a0, a1 = g[:-1, None], g[1:, None]

@@ -1,0 +1,173 @@
+"""The paper's routing metrics (pathway, pathway distance, layer consistency) and the other monitors of training.
+
+Explained in chapters/moe-grokking/01_theory.md, where each metric is computed by hand on a worked example. The
+definitions (and which choices are ours) are in the package docstring, `repro.moe_grokking`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from rapidfuzz.distance import Levenshtein
+from rapidfuzz.process import cdist
+
+__all__ = ["PROMPT_POSITIONS", "levenshtein", "aggregate_gates", "pathways", "pathway_strings", "pairwise_mean",
+           "pathway_distance", "layer_pathway_distance", "layer_consistency", "routing_entropy", "load_entropy",
+           "weight_norm"]
+
+#: The prompt's positions [op, a, b]: the tokens whose gates make a sample's pathway (not the answer token).
+PROMPT_POSITIONS = (0, 1, 2)
+
+
+def levenshtein(s, t) -> int:
+    """Edit distance between two sequences (insertions, deletions, substitutions cost 1): the textbook dynamic
+    programme, kept short for reading. `pathway_distance` uses rapidfuzz, which computes the same number fast.
+    Explained in chapters/moe-grokking/01_theory.md."""
+    s, t = list(s), list(t)
+    prev = list(range(len(t) + 1))
+    for i, x in enumerate(s, 1):
+        cur = [i]
+        for j, y in enumerate(t, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+def _check_gates(gates) -> list[torch.Tensor]:
+    if isinstance(gates, torch.Tensor):
+        gates = [gates]
+    gates = list(gates)
+    if not gates or any(not isinstance(g, torch.Tensor) or g.dim() != 3 for g in gates):
+        raise ValueError("gates must be a non-empty list of (N, T, E) tensors, one per MoE layer")
+    if len({tuple(g.shape) for g in gates}) != 1:
+        raise ValueError(f"gates must all have the same shape, got {[tuple(g.shape) for g in gates]}")
+    return gates
+
+
+def aggregate_gates(gates, positions=PROMPT_POSITIONS) -> np.ndarray:
+    """a_{i,l} = mean over `positions` of the gate vectors: (N, L, E) from a list of L tensors (N, T, E).
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
+    gates = _check_gates(gates)
+    T = gates[0].shape[1]
+    positions = list(positions)
+    if not positions or any(not 0 <= q < T for q in positions):
+        raise ValueError(f"positions must be a non-empty list of positions in 0..{T - 1}, got {positions!r}")
+    return np.stack([g[:, positions].detach().float().mean(1).cpu().numpy() for g in gates], axis=1)
+
+
+def pathways(agg: np.ndarray, k: int) -> np.ndarray:
+    """The pathway of each sample: (N, L, k) expert ids, the top-k of a_{i,l} sorted by id within each layer.
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
+    agg = np.asarray(agg)
+    if agg.ndim != 3:
+        raise ValueError(f"agg must have shape (N, L, E), got {agg.shape}")
+    if isinstance(k, bool) or not 1 <= int(k) <= agg.shape[2]:
+        raise ValueError(f"k must be between 1 and E={agg.shape[2]}, got {k!r}")
+    top = np.argsort(-agg, axis=2, kind="stable")[:, :, :int(k)]
+    return np.sort(top, axis=2)
+
+
+def pathway_strings(paths: np.ndarray, n_experts: int) -> list[str]:
+    """Each pathway as a string of symbols, one per (layer, expert) pair: chr(0x100 + l*E + e). Distinct layers use
+    distinct symbols (our choice). Explained in chapters/moe-grokking/01_theory.md."""
+    paths = np.asarray(paths)
+    if paths.ndim != 3:
+        raise ValueError(f"paths must have shape (N, L, k), got {paths.shape}")
+    if paths.size and (paths.min() < 0 or paths.max() >= n_experts):
+        raise ValueError(f"paths must hold expert ids in 0..{n_experts - 1}")
+    L = paths.shape[1]
+    codes = paths + (np.arange(L) * n_experts)[None, :, None]
+    return ["".join(chr(0x100 + int(c)) for c in row.ravel()) for row in codes]
+
+
+def pairwise_mean(matrix: np.ndarray) -> float:
+    """Mean of the strictly upper triangle of a square matrix (the mean over unordered pairs).
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
+    n = matrix.shape[0]
+    if n < 2:
+        raise ValueError("need at least two samples to compare pathways")
+    iu = np.triu_indices(n, 1)
+    return float(matrix[iu].mean())
+
+
+def pathway_distance(paths: np.ndarray, n_experts: int) -> float:
+    """Mean over pairs of samples of Levenshtein(s_i, s_j) / (L*k): 0 when every sample takes the same pathway.
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
+    paths = np.asarray(paths)
+    strings = pathway_strings(paths, n_experts)
+    D = cdist(strings, strings, scorer=Levenshtein.distance, dtype=np.int32, workers=1)
+    return pairwise_mean(D) / (paths.shape[1] * paths.shape[2])
+
+
+def layer_pathway_distance(paths: np.ndarray) -> np.ndarray:
+    """Per layer l, the mean over pairs of the fraction of the k expert slots in which two samples differ at that
+    layer (the pathway distance restricted to one layer). Shape (L,).
+    Explained in chapters/moe-grokking/01_theory.md."""
+    paths = np.asarray(paths)
+    if paths.ndim != 3 or paths.shape[0] < 2:
+        raise ValueError(f"paths must have shape (N >= 2, L, k), got {paths.shape}")
+    out = []
+    for layer in range(paths.shape[1]):
+        s = ["".join(chr(0x100 + int(e)) for e in row) for row in paths[:, layer]]
+        out.append(pairwise_mean(cdist(s, s, scorer=Levenshtein.distance, dtype=np.int32, workers=1)))
+    return np.array(out) / paths.shape[2]
+
+
+def layer_consistency(agg: np.ndarray, router_weights) -> np.ndarray:
+    """C_i = mean over l of cos(e_{i,l}, e_{i,l+1}), e_{i,l} = sum_j a_{i,l,j} W_r^{(l)}[j]. Returns (N,).
+
+    `agg` (N, L, E) aggregated gates; `router_weights` a list (or array) of L router matrices (E, d).
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
+    agg = np.asarray(agg, dtype=np.float64)
+    W = np.stack([np.asarray(w.detach().cpu() if isinstance(w, torch.Tensor) else w, dtype=np.float64)
+                  for w in router_weights])
+    if agg.ndim != 3 or W.ndim != 3 or W.shape[:2] != agg.shape[1:]:
+        raise ValueError(f"agg (N, L, E) and router_weights (L, E, d) must agree, got {agg.shape} and {W.shape}")
+    if agg.shape[1] < 2:
+        raise ValueError("layer consistency needs at least two MoE layers")
+    e = np.einsum("nle,led->nld", agg, W)
+    e = e / np.maximum(np.linalg.norm(e, axis=2, keepdims=True), 1e-12)
+    return (e[:, :-1] * e[:, 1:]).sum(2).mean(1)
+
+
+def routing_entropy(router_logits) -> np.ndarray:
+    """Mean per-token entropy (nats) of the router's softmax, per layer: (L,). Low means confident routing.
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
+    out = []
+    for lg in _check_gates(router_logits):
+        logp = torch.log_softmax(lg.detach().float(), -1)
+        out.append(float(-(logp.exp() * logp).sum(-1).mean()))
+    return np.array(out)
+
+
+def load_entropy(experts, n_experts: int) -> np.ndarray:
+    """Entropy (nats) of each layer's expert load, the share of top-k slots each expert receives: (L,).
+    log(E) is perfectly balanced; 0 is total collapse onto one expert.
+    Explained in chapters/moe-grokking/01_theory.md."""
+    out = []
+    for ex in experts:
+        counts = np.bincount(np.asarray(ex.detach().cpu()).ravel(), minlength=n_experts).astype(float)
+        q = counts / counts.sum()
+        q = q[q > 0]
+        out.append(float(-(q * np.log(q)).sum()))
+    return np.array(out)
+
+
+def weight_norm(model: torch.nn.Module) -> float:
+    """The L2 norm of all parameters together (the Omnigrok-style proxy of grokking).
+
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
+    return float(torch.sqrt(sum((p.detach().float() ** 2).sum() for p in model.parameters())))
+
+
