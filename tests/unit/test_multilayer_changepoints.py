@@ -43,6 +43,26 @@ def test_seeded_intervals_first_layers():
     assert np.all(iv[:, 1] - iv[:, 0] >= 4)
 
 
+def test_candidate_splits_leave_two_observations_each_side():
+    # (0, 5] holds time points 1..5; trim = 1, so a split must leave at least 2 points on each side: t = 2 or 3
+    np.testing.assert_array_equal(cp.candidate_splits(0, 5), [2, 3])
+    np.testing.assert_array_equal(cp.candidate_splits(10, 14), [12])
+    assert cp.candidate_splits(0, 3).size == 0                # too short to split with 2 points on each side
+    s, e = 0, 200                                             # trim = ceil(200/64) = 4: t from 5 to 195
+    t = cp.candidate_splits(s, e)
+    assert t.min() - s == 5 and e - t.max() == 5
+
+
+def test_stage_one_statistic_never_sits_on_an_interval_edge():
+    null = cp.scenario("null", n=30, T=120, rng=0)
+    A_half, B_half = cp.split_halves(null.A)
+    st = cp.seeded_binary_segmentation(A_half, B_half, tau=np.inf)
+    ok = np.isfinite(st.stat)
+    left = st.best[ok] - st.intervals[ok, 0]
+    right = st.intervals[ok, 1] - st.best[ok]
+    assert left.min() >= 2 and right.min() >= 2
+
+
 def test_stage_one_finds_a_clean_step():
     rng = np.random.default_rng(1)
     P = np.stack([np.full((6, 6, 2), 0.2), np.full((6, 6, 2), 0.8)])

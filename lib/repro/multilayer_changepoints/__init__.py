@@ -22,12 +22,12 @@ from .model import (SCENARIOS, Sequence, ddm_probabilities, jump_sizes, msbm_pro
                     sample_network, scenario, weak_jump)
 from .peers import layer_frobenius, ruptures_frob, ruptures_nets
 from .refine import least_squares_refine, local_refine, local_windows, segment_estimates
-from .segmentation import (StageOne, default_threshold, features, seeded_binary_segmentation, seeded_intervals,
+from .segmentation import (StageOne, candidate_splits, default_threshold, features, seeded_binary_segmentation, seeded_intervals,
                            split_halves)
 from .tensor import hetero_pca, th_pca, unfold
 
 __all__ = [
-    "cusum", "cusum_inner", "cusum_weights", "prefix_sums", "scalar_cusum",
+    "candidate_splits", "cusum", "cusum_inner", "cusum_weights", "prefix_sums", "scalar_cusum",
     "ChangePointResult", "detect_change_points",
     "Interval", "confidence_intervals", "jump_statistics", "limit_quantiles", "simulate_limit",
     "covering", "evaluate", "one_sided_hausdorff",

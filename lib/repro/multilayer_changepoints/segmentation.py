@@ -11,7 +11,7 @@ import numpy as np
 from ..common import check_between, check_int, check_positive
 from .cusum import cusum_inner, prefix_sums
 
-__all__ = ["seeded_intervals", "default_threshold", "StageOne", "seeded_binary_segmentation", "split_halves",
+__all__ = ["seeded_intervals", "candidate_splits", "default_threshold", "StageOne", "seeded_binary_segmentation", "split_halves",
            "features"]
 
 
@@ -86,12 +86,21 @@ class StageOne:
     gram: np.ndarray
 
 
+def candidate_splits(s, e, trim_frac=1 / 64) -> np.ndarray:
+    """The split points scanned on the interval (s, e]: t with at least trim + 1 observations on each side, where
+    trim = max(1, ceil((e - s) * trim_frac)); a split at t puts s+1..t on the left and t+1..e on the right.
+
+    Explained in chapters/multilayer-changepoints/01_theory.md. Without the extra observation a split could leave a
+    single time point on one side, and on short intervals the statistic's maximum then sits at the edge.
+    """
+    trim = max(1, int(np.ceil((e - s) * trim_frac)))
+    return np.arange(s + trim + 1, e - trim)
+
+
 def _interval_scan(G, intervals, trim_frac):
     s_all, e_all, t_all, owner = [], [], [], []
     for j, (s, e) in enumerate(intervals):
-        trim = max(1, int(np.ceil((e - s) * trim_frac)))
-        t = np.arange(s + trim, e - trim + 1)
-        t = t[(t > s) & (t < e)]
+        t = candidate_splits(s, e, trim_frac)
         s_all.append(np.full(t.size, s)), e_all.append(np.full(t.size, e)), t_all.append(t)
         owner.append(np.full(t.size, j))
     s_all, e_all, t_all, owner = map(np.concatenate, (s_all, e_all, t_all, owner))
