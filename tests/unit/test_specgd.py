@@ -60,6 +60,28 @@ def test_ngd_has_unit_frobenius_norm(gradient):
     assert np.isclose(np.linalg.norm(sg.ngd_direction(gradient)), 1.0)
 
 
+def test_sign_direction_is_entrywise_sign():
+    G = np.array([[0.3, -2.0, 0.0], [-1e-9, 5.0, 1.0]])
+    np.testing.assert_array_equal(sg.sign_direction(G), [[1, -1, 0], [-1, 1, 1]])
+
+
+def test_adam_first_full_batch_step_is_a_sign_step(gradient):
+    import torch
+    p = torch.zeros(gradient.shape, dtype=torch.float64, requires_grad=True)
+    opt = sg.make_adam([p], 0.01)
+    p.grad = torch.as_tensor(gradient)
+    opt.step()
+    big = np.abs(gradient) > 1e-4                # away from Adam's eps, the step is lr * sign(G)
+    np.testing.assert_allclose(-p.detach().numpy()[big], 0.01 * np.sign(gradient[big]), rtol=1e-3)
+    with pytest.raises(ValueError, match="lr"):
+        sg.make_adam([p, p], [0.1, 0.2, 0.3])
+
+
+def test_direction_refuses_the_stateful_method(gradient):
+    with pytest.raises(ValueError, match="adam"):
+        sg.direction("adam", gradient)
+
+
 # ------------------------------------------------------------------ closed forms
 
 def test_gd_closed_form_matches_simulation_on_population_moments():
@@ -88,6 +110,31 @@ def test_spec_closed_form_matches_simulation_on_population_moments():
         W = W - eta * sg.spec_direction(W @ S - C)
     np.testing.assert_allclose(sg.components(W, M / mu), sg.spec_closed_form([steps], eta, pi, mu, sigma)[0],
                                rtol=1e-10)
+
+
+def test_population_moments_make_both_closed_forms_exact_for_any_priors():
+    rng = np.random.default_rng(3)
+    K, d, mu, sigma = 4, 7, 2.0, 0.7
+    q, _ = np.linalg.qr(rng.standard_normal((d, K)))
+    for pi in sg.prior_sweep(K, seed=1).values():
+        S, C = sg.population_moments(pi, mu * q, sigma)
+        lam, a_star = sg.gmm_constants(pi, mu, sigma)
+        W, a = np.zeros((K, d)), []
+        eta = 0.5 / lam.max()
+        for _ in range(20):
+            W = W - eta * (W @ S - C)
+            a.append(sg.components(W, q))
+        np.testing.assert_allclose(a, sg.gd_closed_form(np.arange(1, 21), eta, pi, mu, sigma), rtol=1e-9)
+    with pytest.raises(ValueError, match="means"):
+        sg.population_moments(np.full(3, 1 / 3), q, sigma)
+
+
+def test_prior_sweep_gives_valid_priors():
+    sweep = sg.prior_sweep(6, seed=0)
+    assert len(sweep) == 8
+    for p in sweep.values():
+        assert p.shape == (6,) and np.all(p > 0) and np.isclose(p.sum(), 1)
+    np.testing.assert_allclose(sweep["long-tailed, R = 1"], np.full(6, 1 / 6))
 
 
 def test_balanced_accuracy_closed_form_matches_monte_carlo():

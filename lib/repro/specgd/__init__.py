@@ -18,18 +18,18 @@ from .deep import DEEP_METHODS, init_deep_linear, layer_gradients, product, trai
 from .digits import (DIGIT_OPTIMIZERS, DigitsData, digits_benchmark, long_tailed_digits, make_mlp,
                      make_optimizer, train_digits)
 from .theory import (balanced_accuracy_closed_form, components, gd_closed_form, gmm_constants,
-                     plug_in_constants, spec_closed_form)
+                     plug_in_constants, population_moments, prior_sweep, spec_closed_form)
 from .train import (TrainResult, balanced_accuracy, best_over_grid, eval_schedule, lr_schedule,
                     train_linear)
-from .updates import (METHODS, direction, gd_direction, make_muon, muon_direction, ngd_direction,
-                      polar_factor, shampoo_direction, spec_direction)
+from .updates import (METHODS, direction, gd_direction, make_adam, make_muon, muon_direction, ngd_direction,
+                      polar_factor, shampoo_direction, sign_direction, spec_direction)
 
 __all__ = [
     "GMMData", "class_counts", "class_means", "long_tailed_priors", "make_gmm", "moments",
-    "METHODS", "direction", "gd_direction", "make_muon", "muon_direction", "ngd_direction",
+    "METHODS", "direction", "gd_direction", "make_adam", "make_muon", "sign_direction", "muon_direction", "ngd_direction",
     "polar_factor", "shampoo_direction", "spec_direction",
     "balanced_accuracy_closed_form", "components", "gd_closed_form", "gmm_constants",
-    "plug_in_constants", "spec_closed_form",
+    "plug_in_constants", "population_moments", "prior_sweep", "spec_closed_form",
     "TrainResult", "balanced_accuracy", "best_over_grid", "eval_schedule", "lr_schedule", "train_linear",
     "DEEP_METHODS", "init_deep_linear", "layer_gradients", "product", "train_deep_linear",
     "DIGIT_OPTIMIZERS", "DigitsData", "digits_benchmark", "long_tailed_digits", "make_mlp",

@@ -10,8 +10,11 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtr
 
+from ..common import check_int
+from .data import long_tailed_priors
+
 __all__ = ["gmm_constants", "gd_closed_form", "spec_closed_form", "components",
-           "plug_in_constants", "balanced_accuracy_closed_form"]
+           "plug_in_constants", "population_moments", "prior_sweep", "balanced_accuracy_closed_form"]
 
 
 def _check_priors(priors) -> np.ndarray:
@@ -68,6 +71,37 @@ def spec_closed_form(t, eta, priors, mu, sigma) -> np.ndarray:
     t, eta = _check_steps_eta(t, eta)
     _, a_star = gmm_constants(priors, mu, sigma)
     return np.minimum(eta * t[:, None], a_star)
+
+
+def population_moments(priors, means, sigma):
+    """The population versions of Sigma_hat and C_hat: Sigma = sigma^2 I + sum_k pi_k m_k m_k^T, C = sum_k pi_k e_k m_k^T.
+
+    Explained in chapters/specgd/01_theory.md (other class priors). ``means`` is (d, K) with one class mean per
+    column; with these moments the closed forms are exact, for any priors.
+    """
+    p = _check_priors(priors)
+    means = np.asarray(means, dtype=float)
+    if means.ndim != 2 or means.shape[1] != p.size:
+        raise ValueError(f"means must be (d, K) with K = len(priors) = {p.size}, got shape {means.shape}")
+    sigma = float(_check_scalar("sigma", sigma))
+    d = means.shape[0]
+    return sigma ** 2 * np.eye(d) + (means * p) @ means.T, p[:, None] * means.T
+
+
+def prior_sweep(num_classes: int = 10, seed: int = 0) -> dict:
+    """Named class-prior vectors for testing the closed forms beyond one profile: balanced, long-tailed with
+    R = 10, 100 and 1000, a step profile (half the classes 100 times rarer) and three Dirichlet(1) draws.
+
+    Explained in chapters/specgd/01_theory.md (other class priors).
+    """
+    K = check_int("num_classes", num_classes, 2)
+    sweep = {f"long-tailed, R = {R:g}": long_tailed_priors(K, R) for R in (1, 10, 100, 1000)}
+    step = np.where(np.arange(K) < K // 2, 1.0, 0.01)
+    sweep["step, 100x"] = step / step.sum()
+    rng = np.random.default_rng(seed)
+    for i in range(3):
+        sweep[f"Dirichlet(1) draw {i + 1}"] = rng.dirichlet(np.ones(K))
+    return sweep
 
 
 def components(W, directions) -> np.ndarray:

@@ -13,7 +13,7 @@ import torch
 from ..common import check_int
 
 from .data import GMMData, moments
-from .updates import check_method, direction, make_muon
+from .updates import check_method, direction, make_adam, make_muon
 
 __all__ = ["TrainResult", "balanced_accuracy", "lr_schedule", "train_linear", "best_over_grid",
            "eval_schedule"]
@@ -96,9 +96,10 @@ def _evaluator(data: GMMData):
     return lambda W: (_bacc_fast(W, data.X_val, wv), _bacc_fast(W, data.X_test, wt))
 
 
-def _muon_stepper(W0, lrs):
+def _torch_stepper(W0, lrs, make):
+    """Step a stack of weights with a torch optimizer, one parameter group per learning rate."""
     params = [torch.tensor(w, dtype=torch.float64, requires_grad=True) for w in W0]
-    opt = make_muon(params, lrs)
+    opt = make(params, lrs)
 
     def step(W, G, eta_t):
         for group, a in zip(opt.param_groups, eta_t):
@@ -130,7 +131,7 @@ def train_linear(data: GMMData, method: str, lrs, steps: int, eval_at=None, dire
 
     Explained in chapters/specgd/02_experiments.md. W is a stack (len(lrs), K, d) updated as
     W <- W - eta D(G) with D from :mod:`repro.specgd.updates`; Muon runs through torch.optim.Muon
-    (momentum 0, no weight decay) with one parameter group per lr. Balanced accuracy on the
+    (momentum 0, no weight decay) and Adam through torch.optim.Adam (its defaults), one parameter group per lr. Balanced accuracy on the
     validation and test sets is recorded at the steps in ``eval_at`` (default: every step).
     ``progress`` may wrap the step range (e.g. repro.book.progress).
     """
@@ -139,7 +140,8 @@ def train_linear(data: GMMData, method: str, lrs, steps: int, eval_at=None, dire
     K, d = data.num_classes, data.dim
     S, C = moments(data.X_train, data.y_train, K)
     W = np.zeros((etas.shape[1], K, d))
-    muon = _muon_stepper(W, etas[0]) if method == "muon" else None
+    makers = {"muon": make_muon, "adam": make_adam}
+    stepper = _torch_stepper(W, etas[0], makers[method]) if method in makers else None
     rows, comps = [], []
     wanted = set(eval_at.tolist())
     evaluate = _evaluator(data)
@@ -152,8 +154,8 @@ def train_linear(data: GMMData, method: str, lrs, steps: int, eval_at=None, dire
         if t == steps:
             break
         G = W @ S - C
-        if muon is not None:
-            W = muon(W, G, etas[t])
+        if stepper is not None:
+            W = stepper(W, G, etas[t])
         else:
             W = W - etas[t][:, None, None] * direction(method, G)
     val, test = (np.array(x) for x in zip(*rows))

@@ -12,11 +12,11 @@ import torch
 
 from ..common import check_choice, check_positive
 
-__all__ = ["METHODS", "polar_factor", "gd_direction", "ngd_direction", "spec_direction",
-           "shampoo_direction", "make_muon", "muon_direction", "direction", "check_method"]
+__all__ = ["METHODS", "polar_factor", "gd_direction", "ngd_direction", "spec_direction", "sign_direction",
+           "shampoo_direction", "make_muon", "make_adam", "muon_direction", "direction", "check_method"]
 
 #: Update rules on the mixture, in the order the chapter introduces them.
-METHODS = ("gd", "ngd", "spec", "shampoo", "muon")
+METHODS = ("gd", "ngd", "spec", "shampoo", "muon", "signgd", "adam")
 
 
 def check_method(method: str, valid=METHODS) -> str:
@@ -66,6 +66,14 @@ def spec_direction(G) -> np.ndarray:
     return polar_factor(G)
 
 
+def sign_direction(G) -> np.ndarray:
+    """Sign GD: D = sign(G), entry by entry. Explained in chapters/specgd/02_experiments.md.
+
+    It equalises coordinates, not singular directions: every entry of W moves by exactly eta.
+    """
+    return np.sign(_as_matrix_stack(G))
+
+
 def _inverse_fourth_root(A: np.ndarray) -> np.ndarray:
     lam, Q = np.linalg.eigh(A)
     return np.einsum("...ik,...k,...jk->...ij", Q, lam ** -0.25, Q)
@@ -101,6 +109,19 @@ def make_muon(params, lr, ns_steps: int = 5) -> torch.optim.Muon:
     return torch.optim.Muon(groups, momentum=0.0, nesterov=False, weight_decay=0.0, ns_steps=ns_steps)
 
 
+def make_adam(params, lr) -> torch.optim.Adam:
+    """torch.optim.Adam at its defaults (betas 0.9 and 0.999, eps 1e-8, no weight decay), one group per lr.
+
+    Explained in chapters/specgd/02_experiments.md. On full-batch gradients its first step is eta * sign(G) (up to
+    eps): Adam starts as SignGD and then rescales each entry by its own running gradient size.
+    """
+    params = list(params)
+    lrs = list(lr) if np.ndim(lr) else [lr] * len(params)
+    if len(lrs) != len(params):
+        raise ValueError(f"lr must be a float or one value per parameter ({len(params)}), got {len(lrs)}")
+    return torch.optim.Adam([{"params": [p], "lr": float(a)} for p, a in zip(params, lrs)])
+
+
 def muon_direction(G, ns_steps: int = 5) -> np.ndarray:
     """The direction one torch.optim.Muon step (momentum 0, no weight decay) takes from gradient G.
 
@@ -122,12 +143,13 @@ def muon_direction(G, ns_steps: int = 5) -> np.ndarray:
 
 
 _DIRECTIONS = {"gd": gd_direction, "ngd": ngd_direction, "spec": spec_direction,
-               "shampoo": shampoo_direction, "muon": muon_direction}
+               "shampoo": shampoo_direction, "muon": muon_direction, "signgd": sign_direction}
 
 
 def direction(method: str, G) -> np.ndarray:
-    """Dispatch: the direction D of ``method`` (one of METHODS) for gradient(s) G.
+    """Dispatch: the direction D of a stateless ``method`` (METHODS except "adam") for gradient(s) G.
 
-    Explained in chapters/specgd/02_experiments.md.
+    Explained in chapters/specgd/02_experiments.md. Adam keeps running moments, so it has no direction of G alone:
+    :func:`repro.specgd.train_linear` steps it through torch.optim.Adam.
     """
-    return _DIRECTIONS[check_method(method)](G)
+    return _DIRECTIONS[check_method(method, tuple(_DIRECTIONS))](G)
