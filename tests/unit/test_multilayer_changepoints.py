@@ -178,3 +178,14 @@ def test_other_validation():
         cp.seeded_intervals(10, decay=1.5)
     with pytest.raises(ValueError, match="kappa"):
         cp.weak_jump(-1.0)
+
+
+def test_s3_paper_moves_a_tenth_of_the_nodes_in_layer_one_only():
+    seq = cp.scenario("s3-paper", n=50, T=200, rng=0)
+    np.testing.assert_array_equal(seq.change_points, [50, 100, 150])
+    P = seq.P                                                  # (4 segments, n, n, L)
+    assert np.all(P[1:, :, :, 1:] == P[:1, :, :, 1:])         # layers 2..L never change
+    first = P[1, :, :, 0] != P[0, :, :, 0]
+    # sizes (15, 20, 15) -> (20, 15, 15): nodes 15..19 move from community 2 to 1; community 3 (35..49) is untouched
+    np.testing.assert_array_equal(first.sum(1), np.r_[np.full(15, 5), np.full(5, 30), np.full(15, 5), np.zeros(15)])
+    np.testing.assert_array_equal(P[3], P[0])                 # back to the first segment's sizes

@@ -19,7 +19,7 @@ from ._checks import check_points
 __all__ = ["Sequence", "sample_network", "piecewise_sequence", "ddm_probabilities", "msbm_probabilities",
            "scenario", "SCENARIOS", "weak_jump", "jump_sizes"]
 
-SCENARIOS = ("null", "s1", "s2", "s3", "s4")
+SCENARIOS = ("null", "s1", "s2", "s3", "s3-paper", "s4")
 
 
 @dataclass(frozen=True)
@@ -190,6 +190,22 @@ def _s3(n, L, rng, directed):
     return np.stack(Ps), [50, 100, 150]
 
 
+def _s3_paper(n, L, rng, directed):
+    """S3 as the authors' generator builds it: layer 1's community sizes go (3, 4, 3), (4, 3, 3), (5, 3, 2) and back
+    to (3, 4, 3) tenths of n, so each change moves only a tenth of the nodes; layers 2..L keep four equal communities.
+
+    The rates are drawn once (the paper's "only the first layer's community sizes change"); the authors' code draws
+    every layer's rates afresh for the third segment, which makes its middle change easier.
+    """
+    p_in, p_out = _msbm_rates(L, rng)
+    Ps = []
+    for sizes in [[3, 4, 3], [4, 3, 3], [5, 3, 2], [3, 4, 3]]:
+        lab = np.tile(_blocks(n, [1, 1, 1, 1]), (L, 1))
+        lab[0] = _blocks(n, sizes)
+        Ps.append(msbm_probabilities(lab, p_in, p_out))
+    return np.stack(Ps), [50, 100, 150]
+
+
 def _s4(n, L, rng, directed):
     """S4: three equal communities whose sparsity shifts by 0.1 * delta_t."""
     p_in, p_out = _msbm_rates(L, rng)
@@ -199,14 +215,15 @@ def _s4(n, L, rng, directed):
 
 
 #: Each scenario's builder: (n, L, rng, directed) -> (segment probabilities (K+1, n, n, L), change points for T=200).
-_BUILDERS = {"null": _null, "s1": _s1, "s2": _s2, "s3": _s3, "s4": _s4}
+_BUILDERS = {"null": _null, "s1": _s1, "s2": _s2, "s3": _s3, "s3-paper": _s3_paper, "s4": _s4}
 
 
 def scenario(name, n=50, T=200, L=4, rng=None, directed=True) -> Sequence:
-    """One sequence of the paper's scenarios: "null", "s1" (DDM), "s2", "s3", "s4" (MSBM).
+    """One sequence of the paper's scenarios: "null", "s1" (DDM), "s2", "s3", "s3-paper", "s4" (MSBM).
 
     Explained in chapters/multilayer-changepoints/02_localisation.md, which says where our choices differ
-    from the paper's (community sizes in S2 and S3 are our reconstruction). The paper's change points are for
+    from the paper's (community sizes in S2 and "s3" are our reconstruction; "s3-paper" takes S3's sizes from the
+    authors' generator). The paper's change points are for
     T = 200; other lengths scale them.
     """
     check_choice("name", name, SCENARIOS)
