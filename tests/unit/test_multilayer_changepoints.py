@@ -189,3 +189,18 @@ def test_s3_paper_moves_a_tenth_of_the_nodes_in_layer_one_only():
     # sizes (15, 20, 15) -> (20, 15, 15): nodes 15..19 move from community 2 to 1; community 3 (35..49) is untouched
     np.testing.assert_array_equal(first.sum(1), np.r_[np.full(15, 5), np.full(5, 30), np.full(15, 5), np.zeros(15)])
     np.testing.assert_array_equal(P[3], P[0])                 # back to the first segment's sizes
+
+
+def test_hetero_pca_eigen_orders_pick_the_largest_or_the_largest_in_absolute_value():
+    # three unit rows at 120 degrees: the diagonal-deleted Gram is -(J - I)/2, eigenvalues -1 (along 1) and 1/2, 1/2
+    h = np.sqrt(3) / 2
+    M = np.array([[1.0, 0.0], [-0.5, h], [-0.5, -h]])
+    ones = np.ones(3) / np.sqrt(3)
+    U_signed = cp.hetero_pca(M, 1, n_iter=0)                   # n_iter=0: the diagonal stays deleted
+    U_abs = cp.hetero_pca(M, 1, n_iter=0, eigen_order="absolute")
+    assert abs(U_signed[:, 0] @ ones) < 1e-12                  # a +1/2 eigenvector, orthogonal to 1
+    assert np.isclose(abs(U_abs[:, 0] @ ones), 1.0)            # the -1 eigenvector: 1 itself
+    with pytest.raises(ValueError, match="eigen_order"):
+        cp.hetero_pca(M, 1, eigen_order="magnitude")
+    with pytest.raises(ValueError, match="eigen_order"):
+        cp.detect_change_points(np.zeros((20, 5, 5, 2)), directed=True, eigen_order="magnitude")

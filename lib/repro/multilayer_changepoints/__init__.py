@@ -24,7 +24,8 @@ from .peers import layer_frobenius, ruptures_frob, ruptures_nets
 from .refine import least_squares_refine, local_refine, local_windows, segment_estimates
 from .segmentation import (StageOne, candidate_splits, default_threshold, features, seeded_binary_segmentation, seeded_intervals,
                            split_halves)
-from .tensor import hetero_pca, th_pca, unfold
+from .studies import interval_records
+from .tensor import EIGEN_ORDERS, hetero_pca, th_pca, unfold
 
 __all__ = [
     "candidate_splits", "cusum", "cusum_inner", "cusum_weights", "prefix_sums", "scalar_cusum",
@@ -36,5 +37,6 @@ __all__ = [
     "layer_frobenius", "ruptures_frob", "ruptures_nets",
     "least_squares_refine", "local_refine", "local_windows", "segment_estimates",
     "StageOne", "default_threshold", "features", "seeded_binary_segmentation", "seeded_intervals", "split_halves",
-    "hetero_pca", "th_pca", "unfold",
+    "interval_records",
+    "EIGEN_ORDERS", "hetero_pca", "th_pca", "unfold",
 ]

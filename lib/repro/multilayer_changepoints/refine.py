@@ -22,11 +22,12 @@ def local_windows(points, T) -> np.ndarray:
     return np.stack([np.floor((b[:-2] + b[1:-1]) / 2), np.ceil((b[1:-1] + b[2:]) / 2)], axis=1).astype(int)
 
 
-def local_refine(A_half, B_half, points, ranks, return_scans=False):
+def local_refine(A_half, B_half, points, ranks, return_scans=False, eigen_order="signed"):
     """Stage II on the half series: for each b_k, P^ = TH-PCA of B~^{s,e}(b_k), clipped to the CUSUM's bound;
     the refined point maximises |<P^/||P^||, A~^{s,e}(t)>| over s < t < e.
 
     Explained in chapters/multilayer-changepoints/01_theory.md. Returns refined points (and the scans).
+    `eigen_order` is TH-PCA's (see :func:`repro.multilayer_changepoints.hetero_pca`).
     """
     A_half, B_half = np.asarray(A_half, dtype=float), np.asarray(B_half, dtype=float)
     Tp = A_half.shape[0]
@@ -36,7 +37,7 @@ def local_refine(A_half, B_half, points, ranks, return_scans=False):
             out.append(int(b)), scans.append((np.array([b]), np.array([0.0])))
             continue
         bound = np.sqrt((e - b) * (b - s) / (e - s))
-        P = th_pca(cusum(B_half, s, e, b), ranks, clip=(-bound, bound))
+        P = th_pca(cusum(B_half, s, e, b), ranks, clip=(-bound, bound), eigen_order=eigen_order)
         norm = np.linalg.norm(P)
         if norm == 0:
             out.append(int(b)), scans.append((np.array([b]), np.array([0.0])))
@@ -58,7 +59,7 @@ def segment_estimates(B, bounds, ranks):
     return np.stack([th_pca(B[a:b].mean(axis=0), ranks, clip=(0.0, 1.0)) for a, b in zip(bounds[:-1], bounds[1:])])
 
 
-def least_squares_refine(A, points, ranks, return_parts=False):
+def least_squares_refine(A, points, ranks, return_parts=False, eigen_order="signed"):
     """The final estimator, Eq. (5): for each eta~_k, scan t in the window (s~_k, e~_k) and minimise
     sum_{u<=t} ||A(u) - P^_left||^2 + sum_{u>t} ||A(u) - P^_right||^2, with P^ the TH-PCA segment means.
 
@@ -66,7 +67,8 @@ def least_squares_refine(A, points, ranks, return_parts=False):
     segment means estimated from the other half. We cross-fit: even times are scored against means from the odd
     times and odd times against means from the even times, so every time point is used (full time resolution) and
     none is scored against a mean it helped estimate. Returns the estimates (and, with `return_parts`, the
-    segment means from the odd times, shape (K+1, n, n, L), which the confidence intervals use).
+    segment means from the odd times, shape (K+1, n, n, L), which the confidence intervals use). `eigen_order` is
+    TH-PCA's.
     """
     A = np.asarray(A, dtype=float)
     T = A.shape[0]
@@ -79,7 +81,7 @@ def least_squares_refine(A, points, ranks, return_parts=False):
         for a, b in zip(bounds[:-1], bounds[1:]):
             use = np.arange(a, b)[mask[a:b]]
             use = use if use.size else np.arange(a, b)
-            out.append(th_pca(A[use].mean(axis=0), ranks, clip=(0.0, 1.0)))
+            out.append(th_pca(A[use].mean(axis=0), ranks, clip=(0.0, 1.0), eigen_order=eigen_order))
         return np.stack(out)
 
     P_odd, P_even = means(odd), means(~odd)

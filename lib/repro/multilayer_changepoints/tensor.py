@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..common import check_int
+from ..common import check_choice, check_int
 
-__all__ = ["unfold", "hetero_pca", "th_pca"]
+__all__ = ["EIGEN_ORDERS", "unfold", "hetero_pca", "th_pca"]
+
+#: How HeteroPCA picks its rank-r eigenvectors: "signed" keeps the r largest eigenvalues (ours), "absolute" the r
+#: largest in absolute value (HeteroPCA's best rank-r approximation, and the authors' R code).
+EIGEN_ORDERS = ("signed", "absolute")
 
 
 def unfold(Y, mode) -> np.ndarray:
@@ -27,15 +31,25 @@ def unfold(Y, mode) -> np.ndarray:
     return np.moveaxis(Y, mode, 0).reshape(Y.shape[mode], -1)
 
 
-def hetero_pca(M, rank, n_iter=20, tol=1e-6) -> np.ndarray:
+def _top_eigen(N, rank, eigen_order):
+    """The `rank` leading eigenpairs of the symmetric N, by signed or by absolute eigenvalue."""
+    w, V = np.linalg.eigh(N)
+    keep = np.argsort(np.abs(w) if eigen_order == "absolute" else w)[-rank:]
+    return w[keep], V[:, keep]
+
+
+def hetero_pca(M, rank, n_iter=20, tol=1e-6, eigen_order="signed") -> np.ndarray:
     """Top-`rank` left singular vectors of M (rows x cols) by HeteroPCA: diagonal-deleted Gram, refilled.
 
-    Explained in chapters/multilayer-changepoints/01_theory.md. Returns U of shape (rows, rank).
+    Explained in chapters/multilayer-changepoints/01_theory.md. Returns U of shape (rows, rank). Deleting the
+    diagonal can make eigenvalues negative; `eigen_order` (one of EIGEN_ORDERS) says whether the rank-r fit keeps
+    the largest ("signed", ours) or the largest in absolute value ("absolute", the algorithm's and the authors' code).
     """
     M = np.asarray(M, dtype=float)
     if M.ndim != 2:
         raise ValueError(f"M must be a matrix, got shape {M.shape}")
     rank = check_int("rank", rank, 1)
+    check_choice("eigen_order", eigen_order, EIGEN_ORDERS)
     if rank >= M.shape[0]:
         return np.eye(M.shape[0])                      # full rank: the projection is the identity
     G = M @ M.T
@@ -43,22 +57,20 @@ def hetero_pca(M, rank, n_iter=20, tol=1e-6) -> np.ndarray:
     N = G.copy()
     N[idx, idx] = 0.0
     for _ in range(n_iter):
-        w, V = np.linalg.eigh(N)
-        U = V[:, -rank:]
-        low = (U * w[-rank:]) @ U.T
+        w, U = _top_eigen(N, rank, eigen_order)
+        low = (U * w) @ U.T
         change = np.abs(low[idx, idx] - N[idx, idx]).max()
         N[idx, idx] = low[idx, idx]
         if change < tol * max(1.0, np.abs(N).max()):
             break
-    w, V = np.linalg.eigh(N)
-    return V[:, -rank:]
+    return _top_eigen(N, rank, eigen_order)[1]
 
 
-def th_pca(Y, ranks, clip=None, n_iter=20) -> np.ndarray:
+def th_pca(Y, ranks, clip=None, n_iter=20, eigen_order="signed") -> np.ndarray:
     """TH-PCA estimate of a tensor Y of shape (n1, n2, n3) with Tucker ranks `ranks`, clipped to `clip`=(lo, hi).
 
     Explained in chapters/multilayer-changepoints/01_theory.md. A rank at least the mode's size keeps that
-    mode untouched (the paper uses rank L for the layer mode).
+    mode untouched (the paper uses rank L for the layer mode). `eigen_order` is passed to :func:`hetero_pca`.
     """
     Y = np.asarray(Y, dtype=float)
     if Y.ndim != 3:
@@ -70,7 +82,7 @@ def th_pca(Y, ranks, clip=None, n_iter=20) -> np.ndarray:
         r = check_int("ranks", int(r), 1)
         if r >= Y.shape[mode]:
             continue
-        U = hetero_pca(unfold(Y, mode), r, n_iter=n_iter)
+        U = hetero_pca(unfold(Y, mode), r, n_iter=n_iter, eigen_order=eigen_order)
         out = np.moveaxis(np.tensordot(U @ U.T, np.moveaxis(out, mode, 0), axes=(1, 0)), 0, mode)
     if clip is not None:
         lo, hi = clip
