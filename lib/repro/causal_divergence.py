@@ -107,6 +107,12 @@ SPLITS = {
     "xor": ({(-1, 0), (1, 1), (-1, 2), (1, 3), (-1, 1), (1, 0)},
             {(-1, 3), (1, 4), (-1, 4), (1, 2), (-1, 2), (1, 3)}),
 }
+HEADROOM_SPLITS = {
+    # task 1 pairs differ in y by at most 1, task 2 pairs by 0 or 4: a read direction that leaks y, harmless on
+    # task 1, writes an error four times as large on task 2 (explained in 02_experiments.md, "A task with headroom")
+    "far_y": ({(x, y) for x in XS for y in (1, 2)}, {(x, y) for x in XS for y in (0, 4)}),
+}
+ALL_SPLITS = {**SPLITS, **HEADROOM_SPLITS}
 
 
 @dataclass
@@ -263,18 +269,19 @@ def causal_divergence(task: ToyTask, h_hat, cf, n: int = 1000, seed: int = 0):
 def train_das(task: ToyTask, clf: nn.Module, split: str = "og_holdouts", loss: str = "action", cl_weight: float = 1.0,
               kind: str = "linear", cl_space: str = "full", steps: int = 300, lr: float = 1e-2, n_pairs: int = 1000,
               seed: int = 0) -> DASRun:
-    """Train a 1-d DAS for x on task 1 of `split`; score IIA on fresh task-1 pairs, OOD IIA on task 2, divergence.
+    """Train a 1-d DAS for x on task 1 of `split` (a key of ALL_SPLITS); score IIA on fresh task-1 pairs, OOD IIA
+    on task 2, and the divergence.
 
     `loss`: "action" (cross-entropy to the counterfactual class), "cl" (CL alone) or "both" (action + cl_weight * CL);
     `cl_space`: "full" (Grant 2025: the whole state) or "subspace" (the paper's restriction). The divergence is the
     exact W2 distance on the two causal dimensions between intervened states on task-2 pairs and natural states,
     with its natural baseline. Explained in chapters/causal-divergence/02_experiments.md.
     """
-    check_choice("split", split, SPLITS)
+    check_choice("split", split, ALL_SPLITS)
     check_choice("loss", loss, LOSSES)
     check_choice("cl_space", cl_space, CL_SPACES)
     t0 = time.perf_counter()
-    task1, task2 = SPLITS[split]
+    task1, task2 = ALL_SPLITS[split]
     trg, src, cf = interchange_pairs(task, task1, n_pairs, seed)
     das = DAS(task.h.shape[1], 1, kind, seed=seed)
     opt = torch.optim.Adam(das.parameters(), lr=lr)
@@ -318,9 +325,9 @@ def train_pyvene_das(task: ToyTask, clf: nn.Module, split: str = "og_holdouts", 
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         import pyvene as pv
-    check_choice("split", split, SPLITS)
+    check_choice("split", split, ALL_SPLITS)
     t0 = time.perf_counter()
-    task1, task2 = SPLITS[split]
+    task1, task2 = ALL_SPLITS[split]
     trg, src, cf = interchange_pairs(task, task1, n_pairs, seed)
     torch.manual_seed(seed)
     iv = pv.RotatedSpaceIntervention(embed_dim=task.h.shape[1])

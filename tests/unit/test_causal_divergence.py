@@ -47,6 +47,16 @@ def test_toy_task_and_pairs():
         cd.interchange_pairs(task, {(0, 0)}, 5)
 
 
+def test_headroom_split_widens_the_y_gap():
+    """far_y: task-1 pairs differ in y by at most 1, task-2 pairs by 0 or 4, and the two tasks share no class."""
+    task1, task2 = cd.HEADROOM_SPLITS["far_y"]
+    assert not task1 & task2 and set(cd.ALL_SPLITS) == set(cd.SPLITS) | {"far_y"}
+    task = cd.make_toy_task(n_per_class=10, seed=0)
+    for classes, gaps in [(task1, {0, 1}), (task2, {0, 4})]:
+        trg, src, _ = cd.interchange_pairs(task, classes, 200, seed=0)
+        assert set(np.abs(task.xy[trg, 1] - task.xy[src, 1]).astype(int)) == gaps
+
+
 def test_cl_loss():
     h = torch.tensor([[1.0, 2.0], [3.0, -1.0]])
     assert float(cd.cl_loss(h, h)) == pytest.approx(0.0, abs=1e-6)
