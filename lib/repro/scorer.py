@@ -90,19 +90,21 @@ class ScorerUpdate:
        of the Bellman errors; nothing else moves.
 
     Learning rates: ``lr_leader`` (Q-head) and ``lr_follower`` (encoder) for SCORER groups, ``lr_dqn`` for both of a
-    DQN group. ``leader_every=k`` lets SCORER's leader step only every k-th update (the abstract's "updates less
+    DQN group, unless ``lr_dqn_encoder`` gives its encoder a rate of its own (a DQN at SCORER's two rates). ``leader_every=k`` lets SCORER's leader step only every k-th update (the abstract's "updates less
     frequently", which the released code does not do; 1 reproduces the code).
     """
 
     batches_per_update = 2
 
     def __init__(self, kinds, lr_leader: float = 5e-4, lr_follower: float = 1.5e-3, lr_dqn: float = 1e-3,
-                 max_grad_norm=None, leader_every: int = 1):
+                 max_grad_norm=None, leader_every: int = 1, lr_dqn_encoder: float | None = None):
         kinds = list(kinds)
         bad = [k for k in kinds if k not in KINDS]
         if not kinds or bad:
             raise ValueError(f"kinds must be a non-empty list of {KINDS}, got {kinds!r}")
-        for name, v in (("lr_leader", lr_leader), ("lr_follower", lr_follower), ("lr_dqn", lr_dqn)):
+        lr_dqn_encoder = lr_dqn if lr_dqn_encoder is None else lr_dqn_encoder
+        for name, v in (("lr_leader", lr_leader), ("lr_follower", lr_follower), ("lr_dqn", lr_dqn),
+                        ("lr_dqn_encoder", lr_dqn_encoder)):
             check_positive(name, v)
         check_int("leader_every", leader_every)
         self.kinds, self.leader_every, self.max_grad_norm = kinds, int(leader_every), max_grad_norm
@@ -110,7 +112,7 @@ class ScorerUpdate:
         self.is_follower = ~self.is_dqn
         self.is_var = torch.tensor([k == "scorer" for k in kinds])
         self.lr_head = torch.tensor([lr_dqn if k == "dqn" else lr_leader for k in kinds])
-        self.lr_enc = torch.tensor([lr_dqn if k == "dqn" else lr_follower for k in kinds])
+        self.lr_enc = torch.tensor([lr_dqn_encoder if k == "dqn" else lr_follower for k in kinds])
         self.n_updates = 0
 
     def bind(self, net: QNetwork) -> None:

@@ -72,6 +72,10 @@ def test_follower_loss_is_shift_invariant_and_msbe_is_not():
 def test_two_learning_rates_and_validation():
     upd = scorer.ScorerUpdate(["dqn", "scorer"], lr_leader=1e-4, lr_follower=3e-4, lr_dqn=1e-3)
     assert upd.lr_head.tolist() == pytest.approx([1e-3, 1e-4]) and upd.lr_enc.tolist() == pytest.approx([1e-3, 3e-4])
+    same = scorer.ScorerUpdate(["dqn", "scorer"], lr_leader=1e-4, lr_follower=3e-4, lr_dqn=1e-4, lr_dqn_encoder=3e-4)
+    assert same.lr_head.tolist() == pytest.approx([1e-4, 1e-4]) and same.lr_enc.tolist() == pytest.approx([3e-4, 3e-4])
+    with pytest.raises(ValueError, match="lr_dqn_encoder"):
+        scorer.ScorerUpdate(["dqn"], lr_dqn_encoder=-1.0)
     with pytest.raises(ValueError, match="kinds"):
         scorer.ScorerUpdate(["ppo"])
     with pytest.raises(ValueError, match="lr_leader"):
