@@ -274,7 +274,7 @@ def train_das(task: ToyTask, clf: nn.Module, split: str = "og_holdouts", loss: s
 
     `loss`: "action" (cross-entropy to the counterfactual class), "cl" (CL alone) or "both" (action + cl_weight * CL);
     `cl_space`: "full" (Grant 2025: the whole state) or "subspace" (the paper's restriction). The divergence is the
-    exact W2 distance on the two causal dimensions between intervened states on task-2 pairs and natural states,
+    exact W2 distance on the two causal dimensions between intervened states on task-1 pairs and natural states,
     with its natural baseline. Explained in chapters/causal-divergence/02_experiments.md.
     """
     check_choice("split", split, ALL_SPLITS)

@@ -90,8 +90,9 @@ class ScorerUpdate:
        of the Bellman errors; nothing else moves.
 
     Learning rates: ``lr_leader`` (Q-head) and ``lr_follower`` (encoder) for SCORER groups, ``lr_dqn`` for both of a
-    DQN group, unless ``lr_dqn_encoder`` gives its encoder a rate of its own (a DQN at SCORER's two rates). ``leader_every=k`` lets SCORER's leader step only every k-th update (the abstract's "updates less
-    frequently", which the released code does not do; 1 reproduces the code).
+    DQN group, unless ``lr_dqn_encoder`` gives its encoder a rate of its own (a DQN at SCORER's two rates).
+    ``leader_every=k`` lets SCORER's leader step only every k-th update (the abstract's "updates less frequently",
+    which the released code does not do; 1 reproduces the code).
     """
 
     batches_per_update = 2
