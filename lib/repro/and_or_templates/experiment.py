@@ -307,8 +307,8 @@ class Study:
 #: Sizes of the experiment at each scale (chapters/and-or-templates/02_experiments.md).
 SIZES = dict(ci=dict(n_per_class=60, n_object_ref=200, n_scene_ref=300, n_train=60, n_test=60, n_presc=30,
                      cnn_steps=400, n_labeled=60, pool_sizes=(0, 20, 40, 80, 160), n_distractor=80),
-             full=dict(n_per_class=120, n_object_ref=400, n_scene_ref=600, n_train=150, n_test=150, n_presc=60,
-                       cnn_steps=1500, n_labeled=150, pool_sizes=(0, 20, 40, 80, 160, 320, 640), n_distractor=320))
+             full=dict(n_per_class=120, n_object_ref=400, n_scene_ref=600, n_train=200, n_test=200, n_presc=60,
+                       cnn_steps=3000, n_labeled=150, pool_sizes=(0, 20, 40, 80, 160, 320, 640), n_distractor=320))
 
 
 def run_study(seed: int, scale: str = "ci") -> Study:
