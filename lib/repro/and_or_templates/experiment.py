@@ -311,9 +311,9 @@ SIZES = dict(ci=dict(n_per_class=60, n_object_ref=200, n_scene_ref=300, n_train=
                        cnn_steps=3000, n_labeled=150, pool_sizes=(0, 20, 40, 80, 160, 320, 640), n_distractor=320))
 
 
-def run_study(seed: int, scale: str = "ci") -> Study:
-    """The whole experiment for one seed at `scale` ("ci" or "full"): world, five themes, baselines, expansion
-    (chapters/and-or-templates/02_experiments.md)."""
+def template_study(seed: int, scale: str = "ci") -> tuple[World, list, dict, np.random.Generator]:
+    """The template stage of one seed: world and five themes, with no baselines or expansion. Returns (world,
+    theme results, seconds by stage, the generator for what follows) (chapters/and-or-templates/02_experiments.md)."""
     if scale not in SIZES:
         raise ValueError(f"scale={scale!r} is not a scale of this chapter; use one of {', '.join(map(repr, SIZES))}")
     z = SIZES[scale]
@@ -325,6 +325,14 @@ def run_study(seed: int, scale: str = "ci") -> Study:
     t0 = time.perf_counter()
     themes = [theme_study(world, t, theme_data(t, rng, z["n_train"], z["n_test"], z["n_presc"])) for t in THEME_NAMES]
     seconds["templates"] = time.perf_counter() - t0
+    return world, themes, seconds, rng
+
+
+def run_study(seed: int, scale: str = "ci") -> Study:
+    """The whole experiment for one seed at `scale` ("ci" or "full"): world, five themes, baselines, expansion
+    (chapters/and-or-templates/02_experiments.md)."""
+    world, themes, seconds, rng = template_study(seed, scale)
+    z = SIZES[scale]
     t0 = time.perf_counter()
     baselines = baseline_study(themes, seed, z["cnn_steps"])
     seconds["baselines"] = time.perf_counter() - t0
@@ -334,6 +342,6 @@ def run_study(seed: int, scale: str = "ci") -> Study:
     return Study(seed, world, themes, baselines, expansion, seconds)
 
 
-__all__ = ["Study", "SIZES", "run_study", "SETTINGS", "World", "learn_world", "learn_template", "recovery", "branch_map", "move_item",
+__all__ = ["Study", "SIZES", "run_study", "template_study", "SETTINGS", "World", "learn_world", "learn_template", "recovery", "branch_map", "move_item",
            "ThemeResult", "theme_data", "slot_of", "baseline_study", "theme_study", "summary_metrics", "ExpansionResult", "expansion_study",
            ]
