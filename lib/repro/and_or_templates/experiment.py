@@ -12,13 +12,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.stats import spearmanr
-from sklearn.metrics import adjusted_rand_score, roc_auc_score
+from sklearn.metrics import roc_auc_score
 
 from ..common import check_int
 from .canvas import (CELL, OBJECTS, TERMINALS, THEMES, THEME_NAMES, Item, cell_centre,
                      object_scenes, perturb, random_layout, render_all, sample_good, true_terminals)
 from .features import FilterBank, object_features, scene_features
-from .pursuit import Template, block_pursuit, expand, group_or_slots, parse, prescription
+from .pursuit import Template, block_pursuit, evidence, expand, group_or_slots, parse, prescription
 
 #: Settings fixed on development seed 100 (chapters/and-or-templates/02_experiments.md).
 SETTINGS = dict(gamma_object=0.5, gamma_scene=1.5, min_share=0.1, prior=2.0, sigma=4.0, consistency=0.5)
@@ -181,31 +181,24 @@ def theme_study(world: World, theme: str, data: dict) -> ThemeResult:
     for scene, r in zip(data["presc"], R_p):
         j, t = prescription(template, r)
         named.append(slot_of(theme, j) == slot_of(theme, scene.perturbations[0][1]))
-        keep = {int(k) for (_, _, k, v) in _evidence_positive(template, r)}
+        keep = {k for (_, _, k, v) in evidence(template, r) if v > 0}
         moved.append(move_item(scene, j, keep))
         examples.append((scene, j, t))
     after = parse(template, world.features(moved)).score
     before = parse(template, R_p).score
     res.named, res.raised = float(np.mean(named)), float(np.mean(after > before))
     res.presc_examples = [(s, j, t, m, b, a) for (s, j, t), m, b, a in zip(examples, moved, before, after)]
-    # held-out branch accuracy on slots with alternatives
-    for slot in range(len(THEMES[theme])):
-        if len(THEMES[theme][slot]) > 1 and theme == "thirds" and slot == 0:
-            bmap = branch_map(template, theme, slot)
-            res.n_true_branches = len(set(bmap.values()))
-            good_idx = np.flatnonzero(y_test)
-            p = parse(template, R_test[good_idx])
-            hits = []
-            for n, i in enumerate(good_idx):
-                chosen = [bmap.get((s, int(p.branch[n, s]))) for s in range(len(template.slots))]
-                hits.append(test[i].branches[slot] in [c for c in chosen if c is not None])
-            res.branch_accuracy = float(np.mean(hits))
+    if theme == "thirds":                     # held-out accuracy of the parse on the subject slot (true slot 0)
+        bmap = branch_map(template, theme, 0)
+        res.n_true_branches = len(set(bmap.values()))
+        good_idx = np.flatnonzero(y_test)
+        p = parse(template, R_test[good_idx])
+        hits = []
+        for n, i in enumerate(good_idx):
+            chosen = [bmap.get((s, int(p.branch[n, s]))) for s in range(len(template.slots))]
+            hits.append(test[i].branches[0] in chosen)
+        res.branch_accuracy = float(np.mean(hits))
     return res
-
-
-def _evidence_positive(template, r):
-    from .pursuit import evidence
-    return [e for e in evidence(template, r) if e[3] > 0]
 
 
 def baseline_study(results: list, seed: int, cnn_steps: int) -> dict:

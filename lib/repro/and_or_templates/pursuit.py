@@ -117,7 +117,7 @@ def block_pursuit(R, ref, gamma: float = 1.0, min_rows: int = 5, max_blocks: int
         for j in np.argsort(-single)[:n_seeds]:
             if not np.isfinite(single[j]):
                 break
-            block = grow_block(R, ref, support[:, j], gamma, allowed & True, conflict)
+            block = grow_block(R, ref, support[:, j], gamma, allowed, conflict)
             if block is not None and exclusive_rows:
                 block.rows &= live
             if block is not None and block.rows.sum() >= min_rows and block.score > 0 and \
@@ -182,7 +182,7 @@ class Parse:
 def parse(template: Template, R) -> Parse:
     """MAX over the branches of each slot, SUM over the slots (chapters/and-or-templates/01_theory.md)."""
     R = np.atleast_2d(np.asarray(R, dtype=float))
-    if R.shape[1] != len(TERMINALS) and template.blocks and max(template.terminals()) >= R.shape[1]:
+    if template.blocks and max(template.terminals()) >= R.shape[1]:
         raise ValueError(f"R has {R.shape[1]} columns, fewer than the template's terminals need")
     if not template.slots:
         z = np.zeros((R.shape[0], 0))
