@@ -1,0 +1,96 @@
+"""The baselines and peers: logistic regression on pixels, a small conditional CNN, spectral biclustering.
+
+Explained in chapters/and-or-templates/02_experiments.md ("Against pixels and a CNN", "Block pursuit is
+biclustering"). The CNN sees the image and the theme (one-hot, joined before its last layer), is trained on the binary
+good/bad labels only, and its logit is its score.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+from sklearn.cluster import SpectralBiclustering, SpectralCoclustering
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import adjusted_rand_score
+
+from ..common import check_int, thread_limit
+
+
+def pixel_logreg(X_train, y_train, X_test, C: float = 0.1) -> tuple[np.ndarray, int, float]:
+    """Logistic regression on raw pixels: (test scores, number of parameters, fit seconds)
+    (chapters/and-or-templates/02_experiments.md)."""
+    X_train, X_test = np.asarray(X_train).reshape(len(X_train), -1), np.asarray(X_test).reshape(len(X_test), -1)
+    if len(np.unique(y_train)) != 2:
+        raise ValueError("y_train must hold both classes (good = 1 and bad = 0)")
+    t0 = time.perf_counter()
+    model = LogisticRegression(C=C, max_iter=300).fit(X_train, y_train)
+    return model.decision_function(X_test), X_train.shape[1] + 1, time.perf_counter() - t0
+
+
+class SmallCNN(torch.nn.Module):
+    """Two strided convolutions (5x5 with 8 channels, 3x3 with 16, stride 2, ReLU), a 16-unit hidden layer that also
+    sees the theme, one logit (chapters/and-or-templates/02_experiments.md)."""
+
+    def __init__(self, n_themes: int, size: int = 49):
+        super().__init__()
+        self.conv = torch.nn.Sequential(torch.nn.Conv2d(1, 8, 5, stride=2, padding=2), torch.nn.ReLU(),
+                                        torch.nn.Conv2d(8, 16, 3, stride=2, padding=1), torch.nn.ReLU())
+        flat = 16 * ((size + 3) // 4) ** 2
+        self.hidden = torch.nn.Linear(flat + n_themes, 16)
+        self.out = torch.nn.Linear(16, 1)
+
+    def forward(self, x, theme_onehot):
+        h = self.conv(x[:, None]).flatten(1)
+        return self.out(torch.relu(self.hidden(torch.cat([h, theme_onehot], 1)))).squeeze(1)
+
+
+def n_parameters(model: torch.nn.Module) -> int:
+    """Number of trainable parameters of a torch model (chapters/and-or-templates/02_experiments.md)."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def train_cnn(X, theme, y, n_themes: int, steps: int = 300, batch: int = 64, lr: float = 3e-3, seed: int = 0):
+    """Train SmallCNN on images X (N, H, W), theme ids and binary labels; returns (model, fit seconds)
+    (chapters/and-or-templates/02_experiments.md)."""
+    X = torch.as_tensor(np.asarray(X), dtype=torch.float32)
+    if len(X) != len(y) or len(X) != len(theme):
+        raise ValueError(f"X, theme and y must have the same length, got {len(X)}, {len(theme)}, {len(y)}")
+    onehot = torch.nn.functional.one_hot(torch.as_tensor(theme), n_themes).float()
+    target = torch.as_tensor(np.asarray(y), dtype=torch.float32)
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    model = SmallCNN(n_themes, X.shape[-1])
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    t0 = time.perf_counter()
+    with thread_limit(2):
+        for _ in range(check_int("steps", steps)):
+            idx = torch.randint(len(X), (batch,), generator=gen)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(model(X[idx], onehot[idx]), target[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return model, time.perf_counter() - t0
+
+
+def cnn_scores(model, X, theme, n_themes: int) -> np.ndarray:
+    """The CNN's logits on images X with theme ids (chapters/and-or-templates/02_experiments.md)."""
+    with torch.no_grad(), thread_limit(2):
+        onehot = torch.nn.functional.one_hot(torch.as_tensor(theme), n_themes).float()
+        return model(torch.as_tensor(np.asarray(X), dtype=torch.float32), onehot).numpy()
+
+
+def spectral_peers(R, truths: dict, n_clusters: int, seed: int = 0) -> list[dict]:
+    """scikit-learn's SpectralCoclustering and SpectralBiclustering on a response matrix R: the adjusted Rand
+    index of their row clusters against each partition in `truths` (name -> labels), and their fit time
+    (chapters/and-or-templates/02_experiments.md)."""
+    R = np.asarray(R, dtype=float) + 1e-6                       # both need strictly positive row and column sums
+    out = []
+    for name, model in [("SpectralCoclustering", SpectralCoclustering(n_clusters=n_clusters, random_state=seed)),
+                        ("SpectralBiclustering", SpectralBiclustering(n_clusters=n_clusters, random_state=seed))]:
+        t0 = time.perf_counter()
+        model.fit(R)
+        seconds = time.perf_counter() - t0
+        out.append(dict(method=name, seconds=seconds,
+                        **{f"ari_{k}": adjusted_rand_score(v, model.row_labels_) for k, v in truths.items()}))
+    return out
