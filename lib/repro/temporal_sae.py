@@ -12,8 +12,9 @@ synthetic language in `repro.data.hmm_lda`. This module adds:
 - `train_tsae`: BatchTopK, Matryoshka and T-SAE from one function (alpha = 0 gives the Matryoshka objective);
 - the language model whose residual stream the SAEs read, trained on the synthetic language (`train_language_model`,
   `activations`);
-- evaluation: linear probes for topic / syntactic state / document on codes (`probe_accuracy`, `probe_splits`,
-  `probe_suite`), the cosine of high-level codes between adjacent tokens (`adjacent_cosine`), and which label each
+- evaluation: linear probes for topic / syntactic state / document on codes, reading every latent or, as the ICLR
+  paper's sparse probes do, k latents per class picked by the difference of class means (`probe_accuracy`,
+  `sparse_latents`, `sparse_probe_accuracy`, `probe_splits`, `probe_suite`), the cosine of high-level codes between adjacent tokens (`adjacent_cosine`), and which label each
   high-level latent tracks (`mutual_information`, `latent_labels`);
 - the peer: SAELens's BatchTopK SAE trained on the same activations (`saelens_batchtopk`).
 """
@@ -104,7 +105,8 @@ def train_tsae(acts: torch.Tensor, doc_len: int, steps: int, *, kind: str = "tsa
 
     `kind`: "batchtopk" (one prefix, uniform batches of 2 * n_pairs tokens), "matryoshka" (prefixes (h, m), uniform
     batches) or "tsae" (prefixes (h, m), paired batches, plus alpha * contrastive loss; alpha = 0 is the null
-    control). h = round(high_frac * n_latents). Explained in chapters/temporal-sae/01_theory.
+    control). h = round(high_frac * n_latents). Training runs on one thread (these matrices are small: more threads
+    only wait on each other, and on a busy machine much slower). Explained in chapters/temporal-sae/01_theory.
     """
     check_choice("kind", kind, ("batchtopk", "matryoshka", "tsae"))
     if acts.shape[0] % doc_len:
@@ -118,8 +120,9 @@ def train_tsae(acts: torch.Tensor, doc_len: int, steps: int, *, kind: str = "tsa
         extra = temporal_loss(alpha, temperature, reading, h)
     else:
         batches, extra = None, None
-    hist = train_sae(sae, acts, steps, batch_size=2 * n_pairs, lr=lr, aux_coef=aux_coef, batches=batches,
-                     extra_loss=extra, seed=seed)
+    with thread_limit(1):          # matrices this small train fastest on one thread, and alike on every machine
+        hist = train_sae(sae, acts, steps, batch_size=2 * n_pairs, lr=lr, aux_coef=aux_coef, batches=batches,
+                         extra_loss=extra, seed=seed)
     return sae, hist
 
 
@@ -197,6 +200,39 @@ def probe_accuracy(features: np.ndarray, labels: np.ndarray, train: np.ndarray, 
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(z[train], labels[train])
     return float((clf.predict(z[~train]) == labels[~train]).mean())
+
+
+def sparse_latents(features: np.ndarray, labels: np.ndarray, train: np.ndarray, k: int) -> np.ndarray:
+    """The latents a k-sparse probe reads: for each class, the k columns whose mean on the class's training rows
+    differs most (in absolute value) from their mean on the other training rows; the union over classes, sorted.
+
+    This is how the ICLR paper picks the latents of its sparse probes (by the difference of class means); the
+    per-class union for a multi-class label is our reading of it. Explained in chapters/temporal-sae/02_experiments.md.
+    """
+    check_int("k", k)
+    features = np.asarray(features, dtype=np.float64)
+    train = np.asarray(train, dtype=bool)
+    labels = np.asarray(labels)
+    if features.shape[0] != len(labels) or len(train) != len(labels):
+        raise ValueError("features, labels and train must have the same number of rows")
+    f, y = features[train], labels[train]
+    picked = set()
+    for c in np.unique(y):
+        inside = y == c
+        if inside.all():
+            continue
+        diff = np.abs(f[inside].mean(0) - f[~inside].mean(0))
+        picked.update(np.argsort(-diff, kind="stable")[:k].tolist())
+    return np.array(sorted(picked), dtype=np.int64)
+
+
+def sparse_probe_accuracy(features: np.ndarray, labels: np.ndarray, train: np.ndarray, k: int = 5) -> float:
+    """Test accuracy of a logistic-regression probe that reads only the `sparse_latents` (k per class).
+
+    Explained in chapters/temporal-sae/02_experiments.md.
+    """
+    cols = sparse_latents(features, labels, train, k)
+    return probe_accuracy(np.asarray(features)[:, cols], labels, train)
 
 
 def adjacent_cosine(z: np.ndarray, doc_len: int) -> float:
@@ -277,16 +313,21 @@ def probe_splits(corpus: Corpus, n_tokens: int = 2000, n_context_docs: int = 32,
             "ctx_rows": ctx, "ctx_train": ctx_train}
 
 
-def probe_suite(features, corpus: Corpus, splits: dict) -> dict:
+def probe_suite(features, corpus: Corpus, splits: dict, k: int | None = None) -> dict:
     """Probe accuracies for topic (semantics), HMM state (syntax) and document id (context) on `features` (N, .).
 
+    `k=None` probes every column; an integer `k` gives the k-sparse probe (`sparse_probe_accuracy`).
     Explained in chapters/temporal-sae/02_experiments.md.
     """
     f = np.asarray(features)
     rows, ctx = splits["rows"], splits["ctx_rows"]
-    return {"topic": probe_accuracy(f[rows], corpus.topic.ravel()[rows], splits["train"]),
-            "state": probe_accuracy(f[rows], corpus.state.ravel()[rows], splits["train"]),
-            "context": probe_accuracy(f[ctx], corpus.doc.ravel()[ctx], splits["ctx_train"])}
+
+    def acc(x, y, train):
+        return probe_accuracy(x, y, train) if k is None else sparse_probe_accuracy(x, y, train, k)
+
+    return {"topic": acc(f[rows], corpus.topic.ravel()[rows], splits["train"]),
+            "state": acc(f[rows], corpus.state.ravel()[rows], splits["train"]),
+            "context": acc(f[ctx], corpus.doc.ravel()[ctx], splits["ctx_train"])}
 
 
 def saelens_batchtopk(acts: torch.Tensor, steps: int, n_latents: int = 512, k: int = 8, batch_size: int = 512,
@@ -317,7 +358,7 @@ def saelens_batchtopk(acts: torch.Tensor, steps: int, n_latents: int = 512, k: i
     tcfg = SAETrainerConfig(total_training_samples=steps * batch_size, train_batch_size_samples=batch_size, lr=lr,
                             lr_end=lr, device="cpu")
     t0 = time.perf_counter()
-    with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
+    with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings(), thread_limit(1):
         warnings.simplefilter("ignore")
         trained = SAETrainer(cfg=tcfg, sae=sae, data_provider=provider()).fit()
     seconds = time.perf_counter() - t0

@@ -112,3 +112,22 @@ def test_standardize_and_probe_splits():
     assert (doc[sp["ctx_rows"]] < 4).all() and len(sp["ctx_rows"]) == 4 * 128
     with pytest.raises(ValueError, match="too large"):
         probe_splits(corpus, n_tokens=1000)
+
+
+def test_sparse_latents_pick_the_columns_that_tell_each_class_apart():
+    from repro.temporal_sae import sparse_latents, sparse_probe_accuracy
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 100)
+    x = rng.normal(0, 0.1, (300, 20))
+    x[y == 0, 4] += 3.0          # one column marks each class
+    x[y == 1, 11] += 3.0
+    x[y == 2, 17] += 3.0
+    train = np.tile([True, False], 150)
+    assert sparse_latents(x, y, train, k=1).tolist() == [4, 11, 17]
+    assert set(sparse_latents(x, y, train, k=2).tolist()) >= {4, 11, 17}
+    assert sparse_probe_accuracy(x, y, train, k=1) == 1.0
+    with pytest.raises(ValueError, match="k"):
+        sparse_latents(x, y, train, k=0)
+    with pytest.raises(ValueError, match="same number of rows"):
+        sparse_latents(x[:10], y, train, k=1)
