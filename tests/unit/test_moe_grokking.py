@@ -281,3 +281,14 @@ def test_shipped_runs_match_the_library_defaults_and_carry_provenance():
         assert prov["config"] == mg.GrokkingConfig().__dict__, f"{path.name} was made with other settings"
         assert set(logs) == set(mg.VARIANTS) and prov["seed"] == int(path.stem.removeprefix("seed"))
         assert logs["main"]["steps"][-1] == mg.GrokkingConfig().steps
+
+
+def test_a_seed_without_shipped_runs_gets_a_clear_error(tmp_path):
+    from repro.moe_grokking import NoShippedRun, no_shipped_run
+
+    (tmp_path / "seed0.npz").write_bytes(b"")
+    err = no_shipped_run(tmp_path / "seed7.npz", 7, steps_per_s=20.0, n_runs=4, steps=8000)
+    assert isinstance(err, NoShippedRun) and isinstance(err, FileNotFoundError)
+    text = str(err)
+    assert "seed=7" in text and "shipped seeds: 0" in text and "about 27 minutes" in text and 'scale="full"' in text
+    assert err._render_traceback_() and "Traceback" not in err._render_traceback_()[0]

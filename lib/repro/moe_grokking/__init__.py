@@ -28,10 +28,11 @@ Modules, one idea each:
   and `claim_quantities`;
 - :mod:`.config`    `GrokkingConfig` and the four run `VARIANTS`;
 - :mod:`.training`  `train_monitored` and `run_experiments`;
-- :mod:`.logs`      the shipped logs under data/moe-grokking/ (`save_log`, `load_log`, `make_shipped_runs`).
+- :mod:`.logs`      the shipped logs under data/moe-grokking/ (`save_log`, `load_log`, `make_shipped_runs`;
+  `no_shipped_run`, the clear error for a seed that has none).
 """
 from .config import VARIANTS, GrokkingConfig, variant_config
-from .logs import load_log, make_shipped_runs, save_log
+from .logs import NoShippedRun, load_log, make_shipped_runs, no_shipped_run, save_log
 from .marks import (FITTED, GENERALIZED, LEARNS_RULE, MEMORIZED, claim_quantities, drop_from_peak,
                     generalization_onset, group_times, memorization_times, rank_correlation, time_to_reach, value_at)
 from .metrics import (PROMPT_POSITIONS, aggregate_gates, layer_consistency, layer_pathway_distance, levenshtein,
@@ -46,5 +47,5 @@ __all__ = [
     "drop_from_peak", "value_at", "rank_correlation", "group_times", "claim_quantities",
     "GrokkingConfig", "VARIANTS", "variant_config",
     "log_steps", "evaluate", "train_monitored", "run_experiments",
-    "save_log", "load_log", "make_shipped_runs",
+    "save_log", "load_log", "make_shipped_runs", "NoShippedRun", "no_shipped_run",
 ]

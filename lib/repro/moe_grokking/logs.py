@@ -13,7 +13,7 @@ from ..common import provenance_record
 from .config import GrokkingConfig
 from .training import run_experiments
 
-__all__ = ["save_log", "load_log", "make_shipped_runs"]
+__all__ = ["save_log", "load_log", "make_shipped_runs", "NoShippedRun", "no_shipped_run"]
 
 
 def _small(v):
@@ -56,3 +56,32 @@ def make_shipped_runs(path, seed: int, cfg: GrokkingConfig = GrokkingConfig(), p
     save_log(path, logs, command=command, seed=int(seed), p=int(p), config=asdict(cfg),
              seconds={v: round(float(log["seconds"]), 1) for v, log in logs.items()})
     return logs
+
+
+class NoShippedRun(FileNotFoundError):
+    """A seed asked for at scale="ci" has no shipped logs. In a notebook it shows as one message, no traceback.
+
+    Explained in chapters/moe-grokking/02_experiments.md.
+    """
+
+    def _render_traceback_(self):
+        return [f"\x1b[31m{type(self).__name__}\x1b[0m: {self}"]
+
+
+def no_shipped_run(path, seed: int, steps_per_s: float, n_runs: int, steps: int) -> NoShippedRun:
+    """The error for a seed without shipped logs: which files exist, how long a retrain takes, how to start it.
+
+    `steps_per_s` is a measured training speed; `n_runs` runs of `steps` steps each make one seed's logs.
+    Explained in chapters/moe-grokking/02_experiments.md.
+    """
+    from pathlib import Path
+
+    path = Path(path)
+    shipped = sorted(p.stem.removeprefix("seed") for p in path.parent.glob("seed*.npz"))
+    minutes = n_runs * steps / max(float(steps_per_s), 1e-9) / 60
+    return NoShippedRun(
+        f"seed={seed} has no shipped runs ({path.name} is missing; shipped seeds: {', '.join(shipped) or 'none'}). "
+        f"At scale=\"ci\" the chapter reads shipped runs instead of training. Retraining this seed's {n_runs} runs of "
+        f"{steps} steps takes about {minutes:.0f} minutes on this machine (measured here: {steps_per_s:.0f} steps/s). "
+        f"To retrain, run the notebook with scale=\"full\", or write the file once with "
+        f"repro.moe_grokking.make_shipped_runs(\"{path}\", seed={seed}) and rerun at ci.")
