@@ -82,6 +82,7 @@ def no_shipped_run(path, seed: int, steps_per_s: float, n_runs: int, steps: int)
     return NoShippedRun(
         f"seed={seed} has no shipped runs ({path.name} is missing; shipped seeds: {', '.join(shipped) or 'none'}). "
         f"At scale=\"ci\" the chapter reads shipped runs instead of training. Retraining this seed's {n_runs} runs of "
-        f"{steps} steps takes about {minutes:.0f} minutes on this machine (measured here: {steps_per_s:.1f} steps/s, on a short run whose first steps and evaluations are slow). "
+        f"{steps} steps takes about {minutes:.0f} minutes on this machine (measured here: {steps_per_s:.1f} steps/s, "
+        f"on a short run whose first steps and evaluations are slow). "
         f"To retrain, run the notebook with scale=\"full\", or write the file once with "
         f"repro.moe_grokking.make_shipped_runs(\"{path}\", seed={seed}) and rerun at ci.")
