@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..common import check_choice, check_int
+from ..common import check_choice, check_int, thread_limit
 from .captions import load_captioned_digits, prompt_tokens
 from .clip import dense_zero_shot, embed_pairs, embed_prompts, modality_gap, train_clip
 from .gsae import PairedSAE, encode_pairs, train_paired
@@ -54,10 +54,15 @@ class Study:
 
 
 def run_study(seed: int, scale: str = "ci") -> Study:
-    """Train the tiny CLIP and the SAE sweep for one seed and measure everything. Explained in
-    chapters/multimodal-sae/02_experiments.md."""
+    """Train the tiny CLIP and the SAE sweep for one seed and measure everything, on one thread (the matrices are
+    tiny; more threads only synchronise). Explained in chapters/multimodal-sae/02_experiments.md."""
     check_int("seed", seed, 0)
     check_choice("scale", scale, tuple(SIZES))
+    with thread_limit(1):
+        return _run_study(seed, scale)
+
+
+def _run_study(seed: int, scale: str) -> Study:
     z = SIZES[scale]
     data = load_captioned_digits(5, seed)
     perm = np.random.default_rng(seed).permutation(len(data.labels))
@@ -101,12 +106,13 @@ def dictionary_learning_peer(x: torch.Tensor, y: torch.Tensor, xv: torch.Tensor,
     check_int("k", k)
     X = torch.cat([x, y]).numpy()
     mean = X.mean(0)
-    t0 = time.perf_counter()
-    dl = MiniBatchDictionaryLearning(n_components=p, alpha=0.1, batch_size=256, max_iter=max_iter,
-                                     transform_algorithm="omp", transform_n_nonzero_coefs=k, random_state=seed)
-    dl.fit(X - mean)
-    seconds = time.perf_counter() - t0
-    cx, cy = dl.transform(xv.numpy() - mean), dl.transform(yv.numpy() - mean)
+    with thread_limit(1):
+        t0 = time.perf_counter()
+        dl = MiniBatchDictionaryLearning(n_components=p, alpha=0.1, batch_size=256, max_iter=max_iter,
+                                         transform_algorithm="omp", transform_n_nonzero_coefs=k, random_state=seed)
+        dl.fit(X - mean)
+        seconds = time.perf_counter() - t0
+        cx, cy = dl.transform(xv.numpy() - mean), dl.transform(yv.numpy() - mean)
     rx, ry = cx @ dl.components_ + mean, cy @ dl.components_ + mean
     fvu = pair_fvu(xv, yv, torch.from_numpy(rx).float(), torch.from_numpy(ry).float())[0]
     counts = neuron_counts(torch.from_numpy(np.abs(cx)), torch.from_numpy(np.abs(cy)))
