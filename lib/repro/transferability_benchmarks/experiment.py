@@ -26,7 +26,7 @@ __all__ = ["SIZES", "ZooResult", "run_zoo", "probe_accuracy", "finetune_accuracy
 
 #: Sizes per scale: source images and pre-training steps per model, target train / test images, ground truth.
 SIZES = {"ci": dict(n_source=3000, steps=80, batch=128, n_train=300, n_test=300, truth="probe", ft_epochs=0),
-         "full": dict(n_source=8000, steps=400, batch=128, n_train=800, n_test=800, truth="finetune", ft_epochs=3)}
+         "full": dict(n_source=6000, steps=200, batch=128, n_train=500, n_test=500, truth="finetune", ft_epochs=3)}
 PEERS = ("kNN", "probe-20%")
 
 
