@@ -79,6 +79,24 @@ def test_no_traceback_or_warning_in_outputs(page):
     assert not warnings, f"an output shows a warning: {warnings[:3]}"
 
 
+GLUE_PLAIN = "application/papermill.record/text/plain"
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES, ids=lambda p: p.name)
+def test_glued_values_are_plain(page):
+    """A glued numpy or torch scalar is stored as its repr (np.float64(0.5)); a format such as
+    {glue:text}`x:.2f` cannot read it and the page shows nothing where the number should be."""
+    executed = BUILD / "executed" / f"{page.name}.ipynb"
+    if not executed.exists():
+        pytest.skip(f"{page.name} was not executed in this build")
+    wrong = [f"{o['metadata']['scrapbook']['name']} = {o['data'][GLUE_PLAIN]}"
+             for cell in json.loads(executed.read_text())["cells"] for o in cell.get("outputs", [])
+             if "scrapbook" in o.get("metadata", {}) and re.match(r"(np|torch)\.|tensor\(|array\(",
+                                                                   o.get("data", {}).get(GLUE_PLAIN, ""))]
+    assert not wrong, ("glued values that are numpy or torch objects: wrap them in float(), int() or str() "
+                       f"before glue(): {wrong}")
+
+
 def test_the_scoreboard_lists_every_claim_of_the_book(report):
     from repro.book.records import read_record
 
