@@ -115,3 +115,16 @@ def test_validation_errors_name_the_argument():
         train_sae(sae, torch.zeros(10, 3), steps=1)
     with pytest.raises(ValueError, match="steps"):
         train_sae(sae, torch.zeros(10, 4), steps=-1)
+
+
+def test_shared_decoder_helpers_keep_unit_columns_along_either_axis():
+    from repro.nn.sae import normalize_columns_, remove_parallel_gradient_
+    for dim in (0, 1):
+        W = torch.randn(5, 7, requires_grad=True)
+        with torch.no_grad():
+            normalize_columns_(W, dim)
+        torch.testing.assert_close(W.norm(dim=dim), torch.ones(W.shape[1 - dim]))
+        remove_parallel_gradient_(W, dim)                     # no gradient yet: nothing happens
+        (W * torch.randn(5, 7)).sum().backward()
+        remove_parallel_gradient_(W, dim)
+        torch.testing.assert_close((W.grad * W).sum(dim), torch.zeros(W.shape[1 - dim]), atol=1e-6, rtol=0)

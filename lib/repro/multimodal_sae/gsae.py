@@ -26,7 +26,7 @@ import torch
 from torch import nn
 
 from ..common import check_between, check_int, check_non_negative, check_positive
-from ..nn.sae import topk_activation
+from ..nn.sae import normalize_columns_, remove_parallel_gradient_, topk_activation
 
 
 class PairedSAE(nn.Module):
@@ -102,14 +102,12 @@ class PairedSAE(nn.Module):
     @torch.no_grad()
     def normalize_decoder(self):
         """Rescale every decoder column to unit norm."""
-        self.W_dec.div_(self.W_dec.norm(dim=1, keepdim=True).clamp_min(1e-8))
+        normalize_columns_(self.W_dec, dim=1)
 
     @torch.no_grad()
     def remove_parallel_gradient(self):
         """Drop the part of W_dec's gradient that would change its columns' norms."""
-        if self.W_dec.grad is not None:
-            g = self.W_dec.grad
-            g.sub_(self.W_dec * (g * self.W_dec).sum(1, keepdim=True))
+        remove_parallel_gradient_(self.W_dec, dim=1)
 
 
 def train_paired(sae: PairedSAE, x: torch.Tensor, y: torch.Tensor, steps: int, batch_size: int = 256,

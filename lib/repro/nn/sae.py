@@ -169,14 +169,32 @@ class SAE(nn.Module):
     @torch.no_grad()
     def normalize_decoder(self):
         """Rescale the decoder's columns to unit norm."""
-        self.W_dec.div_(self.W_dec.norm(dim=0, keepdim=True).clamp_min(1e-8))
+        normalize_columns_(self.W_dec, dim=0)
 
     @torch.no_grad()
     def remove_parallel_gradient(self):
         """Drop the part of W_dec's gradient that would change its columns' norms."""
-        if self.W_dec.grad is not None:
-            g = self.W_dec.grad
-            g.sub_(self.W_dec * (g * self.W_dec).sum(0, keepdim=True))
+        remove_parallel_gradient_(self.W_dec, dim=0)
+
+
+@torch.no_grad()
+def normalize_columns_(W: torch.Tensor, dim: int) -> None:
+    """In place, rescale W to unit norm along `dim` (the axis that indexes a decoder column's coordinates).
+
+    Shared by the book's SAEs (`SAE` here, dim=0; `repro.multimodal_sae.PairedSAE`, dim=1); explained in
+    chapters/temporal-sae/01_theory.md.
+    """
+    W.div_(W.norm(dim=dim, keepdim=True).clamp_min(1e-8))
+
+
+@torch.no_grad()
+def remove_parallel_gradient_(W: torch.Tensor, dim: int) -> None:
+    """In place, drop the part of W's gradient that would change its norms along `dim` (for unit-norm columns, the
+    component parallel to each column). Does nothing before the first backward pass.
+    Explained in chapters/temporal-sae/01_theory.md.
+    """
+    if W.grad is not None:
+        W.grad.sub_(W * (W.grad * W).sum(dim, keepdim=True))
 
 
 # ---------------------------------------------------------------------- metrics
