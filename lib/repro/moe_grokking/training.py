@@ -11,7 +11,7 @@ from ..common import check_int
 from ..data.grokking_mix import ANSWER_POSITION, GrokkingMix, make_grokking_mix
 from ..nn import Transformer, train_lm
 from .config import VARIANTS, GrokkingConfig, variant_config
-from .metrics import (aggregate_gates, layer_consistency, layer_pathway_distance, load_entropy, pathway_distance,
+from .metrics import (PROMPT_POSITIONS, aggregate_gates, layer_consistency, layer_pathway_distance, load_entropy, pathway_distance,
                       pathways, routing_entropy, weight_norm)
 
 __all__ = ["log_steps", "evaluate", "train_monitored", "run_experiments"]
@@ -54,8 +54,18 @@ def _routing_monitors(model: Transformer, out, monitor_idx: dict, correct, loss,
         mon_correct.append(correct[idx])
         mon_loss.append(loss[idx])
     rec.update(pathway_distance=np.array(dist), layer_distance=np.array(layer_dist), consistency=np.array(cons),
-               monitor_correct=np.array(mon_correct), monitor_loss=np.array(mon_loss))
+               monitor_correct=np.array(mon_correct), monitor_loss=np.array(mon_loss),
+               router_probs=_quantised_router_probs(out.router_logits, monitor_idx),
+               router_weights=np.stack([w.detach().numpy() for w in W]).astype(np.float16))
     return rec
+
+
+def _quantised_router_probs(router_logits, monitor_idx: dict) -> np.ndarray:
+    """The router's softmax at the prompt positions of the monitored samples, as uint8 (p * 255, rounded): shape
+    (groups, n, L, prompt positions, E). Stored so that every pathway metric can be recomputed from a log."""
+    probs = torch.stack([torch.softmax(lg[:, list(PROMPT_POSITIONS)].float(), -1) for lg in router_logits], 1)
+    rows = np.stack([probs[torch.as_tensor(monitor_idx[g])].numpy() for g in range(len(monitor_idx))])
+    return np.round(rows * 255).astype(np.uint8)
 
 
 @torch.no_grad()
