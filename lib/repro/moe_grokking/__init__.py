@@ -35,7 +35,8 @@ from .config import VARIANTS, GrokkingConfig, variant_config
 from .logs import NoShippedRun, load_log, make_shipped_runs, no_shipped_run, save_log
 from .marks import (FITTED, GENERALIZED, LEARNS_RULE, MEMORIZED, claim_quantities, drop_from_peak,
                     generalization_onset, group_times, memorization_times, rank_correlation, time_to_reach, value_at)
-from .metrics import (PROMPT_POSITIONS, aggregate_gates, layer_consistency, layer_pathway_distance, levenshtein,
+from .metrics import (PAPER_MASS, PROMPT_POSITIONS, aggregate_gates, cumulative_experts, paper_consistency,
+                      paper_curves, paper_pathway_distance, paper_pathway_strings, layer_consistency, layer_pathway_distance, levenshtein,
                       load_entropy, pairwise_mean, pathway_distance, pathway_strings, pathways, routing_entropy,
                       weight_norm)
 from .training import evaluate, log_steps, run_experiments, train_monitored
@@ -43,6 +44,7 @@ from .training import evaluate, log_steps, run_experiments, train_monitored
 __all__ = [
     "PROMPT_POSITIONS", "levenshtein", "aggregate_gates", "pathways", "pathway_strings", "pairwise_mean",
     "pathway_distance", "layer_pathway_distance", "layer_consistency", "routing_entropy", "load_entropy", "weight_norm",
+    "PAPER_MASS", "cumulative_experts", "paper_pathway_strings", "paper_pathway_distance", "paper_consistency", "paper_curves",
     "MEMORIZED", "GENERALIZED", "FITTED", "LEARNS_RULE", "time_to_reach", "generalization_onset", "memorization_times",
     "drop_from_peak", "value_at", "rank_correlation", "group_times", "claim_quantities",
     "GrokkingConfig", "VARIANTS", "variant_config",
