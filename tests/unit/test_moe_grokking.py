@@ -198,7 +198,8 @@ def test_train_monitored_runs_a_few_steps(tmp_path):
     assert np.all((log["pathway_distance"] >= 0) & (log["pathway_distance"] <= 1))
     assert np.all(np.abs(log["consistency"]) <= 1 + 1e-9)
     assert len(log["loss"]) == 6
-    assert log["router_probs"].shape == (n, mix.n_groups, 4, 2, 3, cfg.n_experts) and log["router_probs"].dtype == np.uint8
+    assert log["router_probs"].shape == (n, mix.n_groups, 4, 2, 3, cfg.n_experts)
+    assert log["router_probs"].dtype == np.uint8
     assert log["router_weights"].shape == (n, 2, cfg.n_experts, 16)
     curves = mg.paper_curves(log)                                # the paper's metrics, recomputed from the stored probs
     assert curves["distance"].shape == (n, mix.n_groups) and np.all(curves["distance"] >= 0)

@@ -11,8 +11,8 @@ from ..common import check_int
 from ..data.grokking_mix import ANSWER_POSITION, GrokkingMix, make_grokking_mix
 from ..nn import Transformer, train_lm
 from .config import VARIANTS, GrokkingConfig, variant_config
-from .metrics import (PROMPT_POSITIONS, aggregate_gates, layer_consistency, layer_pathway_distance, load_entropy, pathway_distance,
-                      pathways, routing_entropy, weight_norm)
+from .metrics import (PROMPT_POSITIONS, aggregate_gates, layer_consistency, layer_pathway_distance, load_entropy,
+                      pathway_distance, pathways, routing_entropy, weight_norm)
 
 __all__ = ["log_steps", "evaluate", "train_monitored", "run_experiments"]
 
@@ -94,7 +94,10 @@ def train_monitored(mix: GrokkingMix, cfg: GrokkingConfig = GrokkingConfig(), se
     Returns a dict of numpy arrays, one row per evaluation: `steps`; per group `train_acc`, `test_acc`, `train_loss`,
     `test_loss`, `pathway_distance`, `consistency`; `layer_distance` (evals, groups, L); `routing_entropy` and
     `load_entropy` (evals, L); `weight_norm`; per monitored sample `monitor_correct` and `monitor_loss`
-    (evals, groups, n), n = min(n_monitor, smallest group's training set); plus the per-step training `loss` and `seconds`.
+    (evals, groups, n), n = min(n_monitor, smallest group's training set); `router_probs` (evals, groups, n, L, 3, E),
+    the router's softmax at the monitored samples' prompt tokens as uint8 (p * 255), and `router_weights`
+    (evals, L, E, d_model) as float16, from which `paper_curves` recomputes the paper's metrics; plus the per-step
+    training `loss` and `seconds`.
     The dense twin (`cfg.dense`) has no router: its log holds only accuracies, losses, the weight norm and timing.
     Explained in chapters/moe-grokking/02_experiments.md.
     """
