@@ -198,6 +198,15 @@ def test_train_monitored_runs_a_few_steps(tmp_path):
     assert np.all((log["pathway_distance"] >= 0) & (log["pathway_distance"] <= 1))
     assert np.all(np.abs(log["consistency"]) <= 1 + 1e-9)
     assert len(log["loss"]) == 6
+    assert log["router_probs"].shape == (n, mix.n_groups, 4, 2, 3, cfg.n_experts)
+    assert log["router_probs"].dtype == np.uint8
+    assert log["router_weights"].shape == (n, 2, cfg.n_experts, 16)
+    curves = mg.paper_curves(log)                                # the paper's metrics, recomputed from the stored probs
+    assert curves["distance"].shape == (n, mix.n_groups) and np.all(curves["distance"] >= 0)
+    assert np.all((curves["consistency"] >= 0) & (curves["consistency"] <= 1))
+    assert np.all(curves["length"] >= 2 * 3)                     # at least one expert per layer and prompt token
+    with pytest.raises(ValueError, match="router probabilities"):
+        mg.paper_curves({"steps": log["steps"]})
     mg.save_log(tmp_path / "x.npz", {"main": log}, seed=0)
     back, prov = mg.load_log(tmp_path / "x.npz")
     assert prov["seed"] == 0 and {"command", "commit", "time"} <= set(prov)      # the provenance record
@@ -292,3 +301,36 @@ def test_a_seed_without_shipped_runs_gets_a_clear_error(tmp_path):
     text = str(err)
     assert "seed=7" in text and "shipped seeds: 0" in text and "about 27 minutes" in text and 'scale="full"' in text
     assert err._render_traceback_() and "Traceback" not in err._render_traceback_()[0]
+
+
+def test_cumulative_experts_keeps_the_fewest_reaching_the_mass():
+    from repro.moe_grokking import cumulative_experts
+    probs = np.array([[0.5, 0.3, 0.15, 0.05], [0.8, 0.1, 0.05, 0.05], [0.25, 0.25, 0.25, 0.25]])
+    keep = cumulative_experts(probs, 0.7)
+    assert keep.tolist() == [[True, True, False, False], [True, False, False, False], [True, True, True, False]]
+    assert cumulative_experts(probs, 1.0).sum() == 12
+    with pytest.raises(ValueError, match="mass"):
+        cumulative_experts(probs, 0.0)
+
+
+def test_paper_pathway_distance_is_raw_levenshtein_of_variable_length_paths():
+    from repro.moe_grokking import paper_pathway_distance, paper_pathway_strings
+    one_hot = np.eye(4)
+    # two samples, one layer, one token: sample 0 keeps expert 0 only, sample 1 keeps experts 1 and 2
+    probs = np.stack([one_hot[0], [0.0, 0.5, 0.4, 0.1]])[:, None, None, :]
+    s = paper_pathway_strings(probs, 0.7)
+    assert [len(x) for x in s] == [1, 2]
+    assert paper_pathway_distance(probs, 0.7) == 2.0          # substitute one symbol, insert one
+    same = np.repeat(probs[:1], 3, axis=0)
+    assert paper_pathway_distance(same, 0.7) == 0.0
+
+
+def test_paper_consistency_is_zero_for_aligned_layers_and_grows_when_erratic():
+    from repro.moe_grokking import paper_consistency
+    W = np.stack([np.eye(2), np.eye(2)])                   # two layers, two experts, d = 2: expert rows e1, e2
+    aligned = np.array([[[[1.0, 0.0]], [[1.0, 0.0]]]])     # (N=1, L=2, T=1, E=2): the same expert in both layers
+    turned = np.array([[[[1.0, 0.0]], [[0.0, 1.0]]]])      # orthogonal experts: cos 0, C = 0.5
+    assert paper_consistency(aligned, W)[0] == pytest.approx(0.0)
+    assert paper_consistency(turned, W)[0] == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="probs"):
+        paper_consistency(aligned[0], W)

@@ -23,26 +23,31 @@ chosen steps.
 
 Modules, one idea each:
 
-- :mod:`.metrics`   pathways, pathway distance, layer consistency, routing and load entropy, the weight norm;
+- :mod:`.metrics`   pathways, pathway distance, layer consistency, routing and load entropy, the weight norm; and the
+  paper's own definitions (experts up to a cumulative routing weight of 0.7, raw Levenshtein distance, C_i),
+  recomputed from a log's stored router probabilities (`paper_curves`);
 - :mod:`.marks`     crossing times and onsets, memorization times, the marks (0.99, 0.9, 0.95, 0.5), `group_times`
   and `claim_quantities`;
 - :mod:`.config`    `GrokkingConfig` and the four run `VARIANTS`;
 - :mod:`.training`  `train_monitored` and `run_experiments`;
-- :mod:`.logs`      the shipped logs under data/moe-grokking/ (`save_log`, `load_log`, `make_shipped_runs`;
+- :mod:`.logs`      the shipped logs under data/moe-grokking/ (`save_log`, `load_log`, `make_shipped_runs`, `make_pilot`;
   `no_shipped_run`, the clear error for a seed that has none).
 """
 from .config import VARIANTS, GrokkingConfig, variant_config
 from .logs import NoShippedRun, load_log, make_shipped_runs, no_shipped_run, save_log
 from .marks import (FITTED, GENERALIZED, LEARNS_RULE, MEMORIZED, claim_quantities, drop_from_peak,
                     generalization_onset, group_times, memorization_times, rank_correlation, time_to_reach, value_at)
-from .metrics import (PROMPT_POSITIONS, aggregate_gates, layer_consistency, layer_pathway_distance, levenshtein,
-                      load_entropy, pairwise_mean, pathway_distance, pathway_strings, pathways, routing_entropy,
-                      weight_norm)
+from .metrics import (PAPER_MASS, PROMPT_POSITIONS, aggregate_gates, cumulative_experts, layer_consistency,
+                      layer_pathway_distance, levenshtein, load_entropy, pairwise_mean, paper_consistency, paper_curves,
+                      paper_pathway_distance, paper_pathway_strings, pathway_distance, pathway_strings, pathways,
+                      routing_entropy, weight_norm)
 from .training import evaluate, log_steps, run_experiments, train_monitored
 
 __all__ = [
     "PROMPT_POSITIONS", "levenshtein", "aggregate_gates", "pathways", "pathway_strings", "pairwise_mean",
     "pathway_distance", "layer_pathway_distance", "layer_consistency", "routing_entropy", "load_entropy", "weight_norm",
+    "PAPER_MASS", "cumulative_experts", "paper_pathway_strings", "paper_pathway_distance", "paper_consistency",
+    "paper_curves",
     "MEMORIZED", "GENERALIZED", "FITTED", "LEARNS_RULE", "time_to_reach", "generalization_onset", "memorization_times",
     "drop_from_peak", "value_at", "rank_correlation", "group_times", "claim_quantities",
     "GrokkingConfig", "VARIANTS", "variant_config",

@@ -13,7 +13,7 @@ from ..common import provenance_record
 from .config import GrokkingConfig
 from .training import run_experiments
 
-__all__ = ["save_log", "load_log", "make_shipped_runs", "NoShippedRun", "no_shipped_run"]
+__all__ = ["save_log", "load_log", "make_shipped_runs", "make_pilot", "NoShippedRun", "no_shipped_run"]
 
 
 def _small(v):
@@ -86,3 +86,19 @@ def no_shipped_run(path, seed: int, steps_per_s: float, n_runs: int, steps: int)
         f"on a short run whose first steps and evaluations are slow). "
         f"To retrain, run the notebook with scale=\"full\", or write the file once with "
         f"repro.moe_grokking.make_shipped_runs(\"{path}\", seed={seed}) and rerun at ci.")
+
+
+def make_pilot(path, groups, seed: int, cfg: GrokkingConfig = GrokkingConfig(), p: int = 31, command: str = "") -> dict:
+    """Train the main run on a candidate mixture `groups` and save its log with the settings (a design pilot).
+
+    The pilots that chose the mixture, the model and the budget are shipped under data/moe-grokking/pilots/ and read
+    by chapters/moe-grokking/02_experiments.md. Pilots run on a development seed (100 and up), never on a reported one.
+    """
+    from ..data.grokking_mix import make_grokking_mix
+    from .training import train_monitored
+
+    groups = [(str(op), float(frac)) for op, frac in groups]
+    log = train_monitored(make_grokking_mix(p=p, groups=groups, seed=seed), cfg, seed=seed)
+    save_log(path, {"main": log}, command=command, seed=int(seed), p=int(p), groups=groups, config=asdict(cfg),
+             seconds=round(float(log["seconds"]), 1))
+    return log

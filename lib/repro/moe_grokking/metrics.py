@@ -12,7 +12,8 @@ from rapidfuzz.process import cdist
 
 __all__ = ["PROMPT_POSITIONS", "levenshtein", "aggregate_gates", "pathways", "pathway_strings", "pairwise_mean",
            "pathway_distance", "layer_pathway_distance", "layer_consistency", "routing_entropy", "load_entropy",
-           "weight_norm"]
+           "weight_norm", "PAPER_MASS", "cumulative_experts", "paper_pathway_strings", "paper_pathway_distance",
+           "paper_consistency", "paper_curves"]
 
 #: The prompt's positions [op, a, b]: the tokens whose gates make a sample's pathway (not the answer token).
 PROMPT_POSITIONS = (0, 1, 2)
@@ -171,3 +172,95 @@ def weight_norm(model: torch.nn.Module) -> float:
     return float(torch.sqrt(sum((p.detach().float() ** 2).sum() for p in model.parameters())))
 
 
+
+
+# ---- The paper's definitions (arXiv 2506.21551), computed from a log's stored router probabilities -------------------
+
+#: The paper keeps, per token and layer, the experts up to this cumulative routing weight (not a fixed top-k).
+PAPER_MASS = 0.7
+
+
+def cumulative_experts(probs, mass: float = PAPER_MASS) -> np.ndarray:
+    """Per token, the fewest experts whose routing probabilities add up to at least `mass`, largest first.
+
+    `probs` (..., E) router softmax; returns a bool mask (..., E). The largest expert is always kept.
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
+    probs = np.asarray(probs, dtype=np.float64)
+    if probs.ndim < 1 or probs.shape[-1] < 1:
+        raise ValueError(f"probs must have a last axis of experts, got shape {probs.shape}")
+    if not 0 < mass <= 1:
+        raise ValueError(f"mass must lie in (0, 1], got {mass!r}")
+    order = np.argsort(-probs, axis=-1, kind="stable")
+    sorted_p = np.take_along_axis(probs, order, -1)
+    before = np.cumsum(sorted_p, -1) - sorted_p          # the weight of the experts ranked above each one
+    keep_sorted = before < mass - 1e-12
+    keep = np.zeros(probs.shape, dtype=bool)
+    np.put_along_axis(keep, order, keep_sorted, -1)
+    return keep
+
+
+def paper_pathway_strings(probs, mass: float = PAPER_MASS) -> list[str]:
+    """Each sample's pathway as the paper builds it: layer by layer, token by token, the experts kept by
+    `cumulative_experts` (sorted by id), each written as a (layer, expert) symbol. Lengths vary between samples.
+
+    `probs` (N, L, T, E): router softmax of N samples at T prompt tokens in L layers.
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
+    probs = np.asarray(probs, dtype=np.float64)
+    if probs.ndim != 4:
+        raise ValueError(f"probs must have shape (N, L, T, E), got {probs.shape}")
+    N, L, T, E = probs.shape
+    keep = cumulative_experts(probs, mass)
+    symbols = (np.arange(L)[:, None, None] * E + np.arange(E)[None, None, :])      # (L, 1, E)
+    out = []
+    for i in range(N):
+        codes = [int(c) for c in np.broadcast_to(symbols, (L, T, E))[keep[i]]]    # layer, token, expert id order
+        out.append("".join(chr(0x100 + c) for c in codes))
+    return out
+
+
+def paper_pathway_distance(probs, mass: float = PAPER_MASS) -> float:
+    """The paper's pathway distance of a group: the mean over pairs of samples of the raw Levenshtein distance between
+    their pathways (`paper_pathway_strings`). Not normalised: shorter pathways alone make it smaller.
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
+    strings = paper_pathway_strings(probs, mass)
+    D = cdist(strings, strings, scorer=Levenshtein.distance, dtype=np.int32, workers=1)
+    return pairwise_mean(D)
+
+
+def paper_consistency(probs, router_weights, mass: float = PAPER_MASS) -> np.ndarray:
+    """The paper's C_i = 1 - (normalised mean cosine) between a sample's consecutive layers, per sample: (N,).
+
+    e_{i,l} = sum_j w_{i,l,j} u_j^{(l)}, with w the routing weights of the kept experts (`cumulative_experts`) summed
+    over the prompt tokens and u_j^{(l)} expert j's router row (our choice of expert embedding); the mean cosine over
+    adjacent layers, mapped to [0, 1] by (1 + cos) / 2, is subtracted from 1. So C_i is 0 when consecutive layers point
+    the same way and larger when the transitions are erratic: the opposite direction to `layer_consistency`.
+    Explained in chapters/moe-grokking/01_theory.md.
+    """
+    probs = np.asarray(probs, dtype=np.float64)
+    if probs.ndim != 4:
+        raise ValueError(f"probs must have shape (N, L, T, E), got {probs.shape}")
+    weights = (probs * cumulative_experts(probs, mass)).sum(2)                   # (N, L, E)
+    mean_cos = layer_consistency(weights, router_weights)
+    return 1 - (1 + mean_cos) / 2
+
+
+def paper_curves(log: dict, mass: float = PAPER_MASS) -> dict:
+    """The paper's pathway distance and C_i (group mean), and the mean pathway length, at every evaluation of a log
+    that stores `router_probs` and `router_weights`: {name: (evals, groups)}.
+    Explained in chapters/moe-grokking/02_experiments.md.
+    """
+    if "router_probs" not in log or "router_weights" not in log:
+        raise ValueError("this log has no stored router probabilities (made before they were logged); retrain it")
+    P = np.asarray(log["router_probs"], dtype=np.float64) / 255.0               # (evals, groups, n, L, T, E)
+    W = np.asarray(log["router_weights"], dtype=np.float64)                     # (evals, L, E, d)
+    n_evals, n_groups = P.shape[:2]
+    dist, cons, length = (np.zeros((n_evals, n_groups)) for _ in range(3))
+    for t in range(n_evals):
+        for g in range(n_groups):
+            dist[t, g] = paper_pathway_distance(P[t, g], mass)
+            cons[t, g] = paper_consistency(P[t, g], W[t], mass).mean()
+            length[t, g] = cumulative_experts(P[t, g], mass).sum((1, 2, 3)).mean()
+    return {"distance": dist, "consistency": cons, "length": length}

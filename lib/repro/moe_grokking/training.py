@@ -11,8 +11,8 @@ from ..common import check_int
 from ..data.grokking_mix import ANSWER_POSITION, GrokkingMix, make_grokking_mix
 from ..nn import Transformer, train_lm
 from .config import VARIANTS, GrokkingConfig, variant_config
-from .metrics import (aggregate_gates, layer_consistency, layer_pathway_distance, load_entropy, pathway_distance,
-                      pathways, routing_entropy, weight_norm)
+from .metrics import (PROMPT_POSITIONS, aggregate_gates, layer_consistency, layer_pathway_distance, load_entropy,
+                      pathway_distance, pathways, routing_entropy, weight_norm)
 
 __all__ = ["log_steps", "evaluate", "train_monitored", "run_experiments"]
 
@@ -54,8 +54,18 @@ def _routing_monitors(model: Transformer, out, monitor_idx: dict, correct, loss,
         mon_correct.append(correct[idx])
         mon_loss.append(loss[idx])
     rec.update(pathway_distance=np.array(dist), layer_distance=np.array(layer_dist), consistency=np.array(cons),
-               monitor_correct=np.array(mon_correct), monitor_loss=np.array(mon_loss))
+               monitor_correct=np.array(mon_correct), monitor_loss=np.array(mon_loss),
+               router_probs=_quantised_router_probs(out.router_logits, monitor_idx),
+               router_weights=np.stack([w.detach().numpy() for w in W]).astype(np.float16))
     return rec
+
+
+def _quantised_router_probs(router_logits, monitor_idx: dict) -> np.ndarray:
+    """The router's softmax at the prompt positions of the monitored samples, as uint8 (p * 255, rounded): shape
+    (groups, n, L, prompt positions, E). Stored so that every pathway metric can be recomputed from a log."""
+    probs = torch.stack([torch.softmax(lg[:, list(PROMPT_POSITIONS)].float(), -1) for lg in router_logits], 1)
+    rows = np.stack([probs[torch.as_tensor(monitor_idx[g])].numpy() for g in range(len(monitor_idx))])
+    return np.round(rows * 255).astype(np.uint8)
 
 
 @torch.no_grad()
@@ -84,7 +94,10 @@ def train_monitored(mix: GrokkingMix, cfg: GrokkingConfig = GrokkingConfig(), se
     Returns a dict of numpy arrays, one row per evaluation: `steps`; per group `train_acc`, `test_acc`, `train_loss`,
     `test_loss`, `pathway_distance`, `consistency`; `layer_distance` (evals, groups, L); `routing_entropy` and
     `load_entropy` (evals, L); `weight_norm`; per monitored sample `monitor_correct` and `monitor_loss`
-    (evals, groups, n), n = min(n_monitor, smallest group's training set); plus the per-step training `loss` and `seconds`.
+    (evals, groups, n), n = min(n_monitor, smallest group's training set); `router_probs` (evals, groups, n, L, 3, E),
+    the router's softmax at the monitored samples' prompt tokens as uint8 (p * 255), and `router_weights`
+    (evals, L, E, d_model) as float16, from which `paper_curves` recomputes the paper's metrics; plus the per-step
+    training `loss` and `seconds`.
     The dense twin (`cfg.dense`) has no router: its log holds only accuracies, losses, the weight norm and timing.
     Explained in chapters/moe-grokking/02_experiments.md.
     """
