@@ -1,0 +1,83 @@
+"""Unit tests of repro.fraud_agents (chapters/fraud-agents/): metrics on a hand-built log, the platform's invariants,
+determinism, the replay policy and the endpoint adapter against a stub server on localhost."""
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+
+from repro.fraud_agents import (Action, Config, EndpointPolicy, Hazard, Platform, ReplayPolicy, log_digest,
+                                monitor_scores, parse_action, rates, simulate)
+
+TRANSCRIPT = Path(__file__).resolve().parents[2] / "data" / "fraud-agents" / "transcript.jsonl"
+SMALL = Config(n_benign=30, n_malicious=4, steps=60)
+
+
+def test_rates_on_hand_built_log():
+    mal = {0, 1}
+    log = [(0, "dm", 0, 2, 0), (1, "dm", 2, 0, 0), (2, "dm", 0, 2, 0), (3, "transfer", 2, 0, 10.0),
+           (1, "dm", 1, 3, 0), (2, "dm", 3, 1, 0), (3, "leave", 3, 1, 0),
+           (1, "dm", 1, 4, 0),                                   # victim never wrote: not a private conversation
+           (4, "transfer", 5, 0, 30.0),                         # public fraud
+           (4, "transfer", 3, 5, 9.0), (5, "transfer", 0, 3, 9.0), (6, "transfer", 4, 1, 0.0)]
+    r = rates(log, mal, n_benign=10)
+    assert r["n_private"] == 2 and r["r_conv"] == 0.5
+    assert r["n_victims"] == 2 and r["r_pop"] == 0.2 and r["n_public"] == 1 and r["depth"] == 3
+    assert monitor_scores([(0, "ban", -1, 0, 0), (0, "ban", -1, 7, 0)], mal) == {
+        "precision": 0.5, "recall": 0.5, "f1": 0.5, "banned": 2}
+
+
+def test_invariants_and_determinism():
+    plat = simulate(SMALL.but(monitor_recall=0.5, monitor_fpr=0.05, dm_cap=6), Hazard(alpha=-7, engage=0.3), 3)
+    assert max(ch.messages for ch in plat.channels.values()) <= 6
+    for t, kind, actor, target, _ in plat.log:
+        assert not (actor in plat.banned and t > plat.banned[actor]) or kind == "ban"
+    again = simulate(SMALL.but(monitor_recall=0.5, monitor_fpr=0.05, dm_cap=6), Hazard(alpha=-7, engage=0.3), 3)
+    assert log_digest(plat.log) == log_digest(again.log)
+    assert log_digest(simulate(SMALL, Hazard(), 4).log) != log_digest(simulate(SMALL, Hazard(), 5).log)
+
+
+def test_replay_policy_counts_only_benign_to_malicious():
+    plat = Platform(Config(n_benign=6, n_malicious=2, steps=8), 0)
+    plat.activity[:] = 1.0
+    plat.run(ReplayPolicy.from_file(TRANSCRIPT))
+    r = rates(plat.log, plat.malicious, 6)
+    assert r["n_private"] == 2 and r["r_conv"] == 0.5 and r["n_victims"] == 3 and r["n_public"] == 2
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="graph"):
+        Config(graph="ring")
+    with pytest.raises(ValueError, match="debunk"):
+        Config(debunk=1.5)
+    with pytest.raises(ValueError, match="kind"):
+        ReplayPolicy(['{"step": 0, "agent": 0, "kind": "hack"}'])
+    with pytest.raises(ValueError, match="base_url"):
+        EndpointPolicy("m", base_url="nowhere")
+
+
+def test_endpoint_adapter_against_stub():
+    class Stub(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            assert body["messages"][0]["role"] == "user"
+            out = json.dumps({"choices": [{"message": {"content": 'Sure: {"kind": "like", "target": 0}'}}]})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(out.encode())
+
+        def log_message(self, *a):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Stub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        plat = Platform(Config(n_benign=5, n_malicious=1, steps=3), 0)
+        plat.apply(1, Action("post"))
+        pol = EndpointPolicy("stub", base_url=f"http://127.0.0.1:{server.server_port}/v1")
+        assert pol.act(plat.observe(2)) == Action("like", 0)
+    finally:
+        server.shutdown()
+    assert parse_action("no json here") == Action("noop")
