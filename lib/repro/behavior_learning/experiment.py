@@ -13,14 +13,14 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
-from ..common import check_choice, check_int, check_positive
+from ..common import check_choice, check_int, check_positive, thread_limit
 from .train import (Config, accuracy, fit_amortized, fit_blnetwork_classifier, fit_classifier, fit_dsm, fit_mlp,
                     _tensor)
 
 DATASETS = {"breast cancer": datasets.load_breast_cancer, "wine": datasets.load_wine,
             "digits": datasets.load_digits, "diabetes": datasets.load_diabetes}
 SIZES = {"ci": dict(epochs=40, seeds=3, peer_seeds=3, n_synth=600),
-         "full": dict(epochs=150, seeds=5, peer_seeds=5, n_synth=2000)}
+         "full": dict(epochs=100, seeds=4, peer_seeds=4, n_synth=2000)}
 
 
 def load_split(name: str, seed: int, test: float = 0.25):
@@ -59,6 +59,12 @@ def classification_study(seed: int, scale: str = "ci", cfg: Config | None = None
     z = SIZES[check_choice("scale", scale, SIZES)]
     cfg = cfg or Config(epochs=z["epochs"])
     rows = []
+    with thread_limit(1):       # tiny matrices: one thread, no spinning pool on a shared machine
+        _classify(rows, seed, z, cfg, widen)
+    return rows
+
+
+def _classify(rows, seed, z, cfg, widen):
     for name in ("breast cancer", "wine", "digits"):
         for j in range(z["seeds"]):
             s = seed + j
@@ -73,7 +79,6 @@ def classification_study(seed: int, scale: str = "ci", cfg: Config | None = None
                 peer, t_peer = fit_blnetwork_classifier(Xa, ya, k, cfg, s)
                 row.update(blnet=accuracy(peer, Xb, yb), t_blnet=t_peer)
             rows.append(row)
-    return rows
 
 
 def regression_study(seed: int, scale: str = "ci", cfg: Config | None = None):
@@ -82,6 +87,11 @@ def regression_study(seed: int, scale: str = "ci", cfg: Config | None = None):
     """
     z = SIZES[check_choice("scale", scale, SIZES)]
     cfg = cfg or Config(epochs=z["epochs"])
+    with thread_limit(1):
+        return _regress(seed, z, cfg)
+
+
+def _regress(seed, z, cfg):
     out = {}
     X, y, ystar = synthetic_ump(z["n_synth"], seed)
     n = len(X) * 3 // 4
