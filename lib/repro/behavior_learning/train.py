@@ -1,0 +1,136 @@
+"""Training loops: ours (CE, DSM, amortized), the MLP baseline and the same runs through blnetwork
+(chapters/behavior-learning/02_experiments.md). Every loop is plain minibatch Adam for a fixed number of epochs,
+without early stopping, so that ours and blnetwork's see the same configuration; each returns seconds per epoch.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from ..common import check_int, check_non_negative, check_positive
+from .model import BLModel, ce_loss, dsm_loss
+
+
+@dataclass
+class Config:
+    """Shared by ours and blnetwork: blocks, epochs, batch, Adam's rate and weight decay, DSM's sigma and tau."""
+    hidden: tuple = (16, 8)
+    epochs: int = 60
+    batch: int = 64
+    lr: float = 3e-3
+    weight_decay: float = 0.0
+    sigma: float = 0.5
+    tau: float = 1.0
+
+    def __post_init__(self):
+        check_int("epochs", self.epochs), check_int("batch", self.batch)
+        check_positive("lr", self.lr), check_non_negative("weight_decay", self.weight_decay)
+        check_positive("sigma", self.sigma), check_positive("tau", self.tau)
+
+
+def _tensor(a, dtype=torch.float32):
+    return torch.as_tensor(np.asarray(a), dtype=dtype)
+
+
+def _loop(model, params, loss_fn, n, cfg, seed):
+    """Fixed-epoch minibatch Adam over n rows; returns seconds per epoch."""
+    opt = torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    g = torch.Generator().manual_seed(seed)
+    t0 = time.perf_counter()
+    for _ in range(cfg.epochs):
+        for idx in torch.randperm(n, generator=g).split(cfg.batch):
+            opt.zero_grad(set_to_none=True)
+            loss_fn(idx).backward()
+            opt.step()
+    return (time.perf_counter() - t0) / cfg.epochs
+
+
+def fit_classifier(X, y, k: int, cfg: Config, seed: int):
+    """Our BL classifier trained by cross-entropy over enumerated labels; returns (model, seconds per epoch)."""
+    torch.manual_seed(seed)
+    X, y = _tensor(X), _tensor(y, torch.long)
+    model = BLModel(X.shape[1], check_int("k", k, low=2), cfg.hidden)
+    sec = _loop(model, model.parameters(), lambda i: ce_loss(model.logits(X[i]), y[i], cfg.tau), len(X), cfg, seed)
+    return model.eval(), sec
+
+
+def fit_blnetwork_classifier(X, y, k: int, cfg: Config, seed: int):
+    """The same through blnetwork's DiscreteTrainer (no early stopping, K fixed before fit: see the gotcha)."""
+    from blnetwork.model import BLDeep
+    from blnetwork.training import DiscreteTrainer, OptimConfig, TrainConfig
+    torch.manual_seed(seed)
+    X, y = _tensor(X), _tensor(y, torch.long)
+    model = BLDeep(list(cfg.hidden), task="discrete", num_classes=k)
+    model.build_for_discrete_inference(X[:1], num_classes=k)
+    trainer = DiscreteTrainer(model, OptimConfig("adam", cfg.lr, cfg.weight_decay),
+                              TrainConfig(max_epochs=cfg.epochs, batch_size=cfg.batch, early_stop=False, seed=seed,
+                                          device="cpu"))
+    t0 = time.perf_counter()
+    trainer.fit(X, y)
+    return model.eval(), (time.perf_counter() - t0) / cfg.epochs
+
+
+class MLP(nn.Module):
+    """A ReLU MLP; ``widths`` its hidden layers (the baseline is 3x the BL blocks' widths)."""
+
+    def __init__(self, d_in: int, widths, d_out: int):
+        super().__init__()
+        dims = [check_int("d_in", d_in)] + [check_int("widths", w) for w in widths]
+        layers = []
+        for a, b in zip(dims[:-1], dims[1:]):
+            layers += [nn.Linear(a, b), nn.ReLU()]
+        self.net = nn.Sequential(*layers, nn.Linear(dims[-1], check_int("d_out", d_out)))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def fit_mlp(X, y, k: int, widths, cfg: Config, seed: int):
+    """The MLP baseline by cross-entropy, same loop and epochs as BL; returns (model, seconds per epoch)."""
+    torch.manual_seed(seed)
+    X, y = _tensor(X), _tensor(y, torch.long)
+    model = MLP(X.shape[1], widths, k)
+    sec = _loop(model, model.parameters(), lambda i: F.cross_entropy(model(X[i]), y[i]), len(X), cfg, seed)
+    return model.eval(), sec
+
+
+@torch.no_grad()
+def accuracy(model, X, y) -> float:
+    """Test accuracy of a BL model (argmax of its logits) or of an MLP (argmax of its outputs)."""
+    X = _tensor(X)
+    out = model.logits(X) if hasattr(model, "logits") else model(X)
+    return float((out.argmax(1).numpy() == np.asarray(y)).mean())
+
+
+def fit_dsm(X, y, cfg: Config, seed: int):
+    """Our BL utility for a scalar y, trained by denoising score matching; returns (model, seconds per epoch)."""
+    torch.manual_seed(seed)
+    X, y = _tensor(X), _tensor(y)
+    model = BLModel(X.shape[1], 1, cfg.hidden, task="continuous")
+    sec = _loop(model, model.parameters(), lambda i: dsm_loss(model, X[i], y[i], cfg.sigma, cfg.tau), len(X), cfg,
+                seed)
+    return model.eval(), sec
+
+
+def fit_amortized(bl, X, y, cfg: Config, seed: int, w_bl: float = 1.0, w_mse: float = 1.0, width: int = 64):
+    """The amortized predictor g: minimise -w_bl mean U(x, g(x)) + w_mse MSE(g(x), y) with the BL model frozen.
+
+    With w_bl = 0 it is a plain MLP regression. Returns g (an MLP with one hidden layer of ``width``).
+    """
+    check_non_negative("w_bl", w_bl), check_non_negative("w_mse", w_mse)
+    torch.manual_seed(seed)
+    X, y = _tensor(X), _tensor(y)
+    for p in bl.parameters():
+        p.requires_grad_(False)
+    g = MLP(X.shape[1], [width], 1)
+
+    def loss(i):
+        yh = g(X[i])[:, 0]
+        return -w_bl * bl(X[i], yh).mean() + w_mse * F.mse_loss(yh, y[i])
+    _loop(g, g.parameters(), loss, len(X), cfg, seed)
+    return g.eval()
