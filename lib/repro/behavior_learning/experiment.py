@@ -24,7 +24,8 @@ SIZES = {"ci": dict(epochs=40, seeds=3, peer_seeds=3, n_synth=600),
 
 
 def load_split(name: str, seed: int, test: float = 0.25):
-    """Standardised train/test split (stratified for classification), features scaled on the training part."""
+    """Standardised train/test split (stratified for classification), features scaled on the training part.
+    (chapters/behavior-learning/02_experiments.md)"""
     name = check_choice("name", name, DATASETS)
     X, y = DATASETS[name](return_X_y=True)
     strat = None if name == "diabetes" else y
@@ -42,7 +43,7 @@ def synthetic_ump(n: int, seed: int, d: int = 4, tau: float = 0.1):
     """x ~ U[-1, 1]^d, y ~ p(y|x) ∝ exp(U*(x, y)/tau) with U* = m(x) y - y^2/2, m(x) = tanh(2 x1) + x2 x3.
 
     The Gibbs model of this concave utility is N(m(x), tau); returns (X, y, y_star) with y_star = argmax_y U*.
-    """
+    (chapters/behavior-learning/02_experiments.md)"""
     n, d, tau = check_int("n", n), check_int("d", d, low=3), check_positive("tau", tau)
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, (n, d))
@@ -55,7 +56,7 @@ def classification_study(seed: int, scale: str = "ci", cfg: Config | None = None
 
     Split seeds are seed, seed+1, ...; blnetwork runs on the first ``peer_seeds`` of them. Returns one dict per
     (data set, split seed) with accuracies and seconds per epoch.
-    """
+    (chapters/behavior-learning/02_experiments.md)"""
     z = SIZES[check_choice("scale", scale, SIZES)]
     cfg = cfg or Config(epochs=z["epochs"])
     rows = []
@@ -84,7 +85,7 @@ def _classify(rows, seed, z, cfg, widen):
 def regression_study(seed: int, scale: str = "ci", cfg: Config | None = None):
     """DSM and the amortized predictor with w_bl in {0, 1}: on the synthetic UMP data (R² against y* = argmax U*)
     and on diabetes (R² against y); ridge regression as the linear baseline. Returns a dict of R² values.
-    """
+    (chapters/behavior-learning/02_experiments.md)"""
     z = SIZES[check_choice("scale", scale, SIZES)]
     cfg = cfg or Config(epochs=z["epochs"])
     with thread_limit(1):

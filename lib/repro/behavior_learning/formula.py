@@ -11,7 +11,8 @@ from ..common import check_int
 
 
 def rounded_parameters(model, ndigits: int = 4) -> list[dict]:
-    """Per block: W_U, b_U, W_C, b_C, W_T, b_T and lam (positive), rounded to ``ndigits``; the head last."""
+    """Per block: W_U, b_U, W_C, b_C, W_T, b_T and lam (positive), rounded to ``ndigits``; the head last.
+    (chapters/behavior-learning/02_experiments.md)"""
     ndigits = check_int("ndigits", ndigits, low=0)
     blocks = []
     for blk in model.backbone.blocks:
@@ -27,7 +28,8 @@ def rounded_parameters(model, ndigits: int = 4) -> list[dict]:
 
 
 def formula_scores(params: list[dict], z: np.ndarray) -> np.ndarray:
-    """U(z) from the rounded coefficients of :func:`rounded_parameters`, for z = [x; y] rows."""
+    """U(z) from the rounded coefficients of :func:`rounded_parameters`, for z = [x; y] rows.
+    (chapters/behavior-learning/02_experiments.md)"""
     z = np.asarray(z, dtype=float)
     if z.ndim != 2:
         raise ValueError("z must be a 2-D array of [x; y] rows")

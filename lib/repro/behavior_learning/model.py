@@ -18,7 +18,8 @@ PHI3 = {"abs": torch.abs, "square": torch.square}
 
 
 class BLUnit(nn.Module):
-    """h units of one block: the utility, inequality-constraint and equality-constraint maps and their lam."""
+    """h units of one block: the utility, inequality-constraint and equality-constraint maps and their lam.
+    (chapters/behavior-learning/01_theory.md)"""
 
     def __init__(self, in_dim: int, h: int, phi1="tanh", phi2="relu", phi3="abs", beta=1.0):
         super().__init__()
@@ -29,7 +30,8 @@ class BLUnit(nn.Module):
         self.lam = nn.Parameter(torch.ones(3, h))
 
     def multipliers(self) -> torch.Tensor:
-        """lam_U, lam_C, lam_T as rows: softplus of the raw parameter plus 1e-8, so always positive."""
+        """lam_U, lam_C, lam_T as rows: softplus of the raw parameter plus 1e-8, so always positive.
+        (chapters/behavior-learning/01_theory.md)"""
         return F.softplus(self.lam) + 1e-8
 
     def forward(self, z):
@@ -79,7 +81,8 @@ class BLModel(nn.Module):
         self.head = nn.Linear(hidden[-1], 1)
 
     def forward(self, x, y):
-        """U(x, y), shape (B, 1); y is a class index (discrete) or a (B, y_dim) / (B,) float (continuous)."""
+        """U(x, y), shape (B, 1); y is a class index (discrete) or a (B, y_dim) / (B,) float (continuous).
+        (chapters/behavior-learning/01_theory.md)"""
         if self.task == "discrete" and y.ndim == 1:
             y = F.one_hot(y.long(), self.y_dim).to(x.dtype)
         elif y.ndim == 1:
@@ -87,7 +90,8 @@ class BLModel(nn.Module):
         return self.head(self.backbone(torch.cat([x, y.to(x.dtype)], dim=1)))
 
     def logits(self, x):
-        """U(x, e_k) for every class k, shape (B, K): the Gibbs model's logits, at a cost of K forward passes."""
+        """U(x, e_k) for every class k, shape (B, K): the Gibbs model's logits, at a cost of K forward passes.
+        (chapters/behavior-learning/01_theory.md)"""
         if self.task != "discrete":
             raise ValueError("task: logits need task='discrete'")
         b, k = x.shape[0], self.y_dim
@@ -96,7 +100,8 @@ class BLModel(nn.Module):
 
 
 def ce_loss(logits, y, tau: float = 1.0):
-    """Cross-entropy of the Gibbs model p(y|x) ∝ exp(U/tau) over enumerated labels."""
+    """Cross-entropy of the Gibbs model p(y|x) ∝ exp(U/tau) over enumerated labels.
+    (chapters/behavior-learning/01_theory.md)"""
     return F.cross_entropy(logits / check_positive("tau", tau), y.long())
 
 
@@ -104,7 +109,7 @@ def dsm_loss(model, x, y, sigma: float = 1.0, tau: float = 1.0, n_noise: int = 1
     """Denoising score matching on y: 1/2 E || grad_y~ U(x, y~)/tau + (y~ - y)/sigma^2 ||^2, y~ = y + sigma eps.
 
     Noise comes from torch's global generator (``torch.randn_like``), one draw per repetition, as in blnetwork.
-    """
+    (chapters/behavior-learning/01_theory.md)"""
     sigma, tau, n_noise = check_positive("sigma", sigma), check_positive("tau", tau), check_int("n_noise", n_noise)
     total = 0.0
     for _ in range(n_noise):
@@ -116,7 +121,8 @@ def dsm_loss(model, x, y, sigma: float = 1.0, tau: float = 1.0, n_noise: int = 1
 
 
 def load_blnetwork_state(model: BLModel, state_dict) -> BLModel:
-    """Load a blnetwork ``BLDeep`` state dict into ours (the names are the same); returns the model."""
+    """Load a blnetwork ``BLDeep`` state dict into ours (the names are the same); returns the model.
+    (chapters/behavior-learning/01_theory.md)"""
     missing = set(model.state_dict()) ^ set(state_dict)
     if missing:
         raise ValueError(f"state_dict: names differ from ours: {sorted(missing)[:4]}")

@@ -18,7 +18,8 @@ from .model import BLModel, ce_loss, dsm_loss
 
 @dataclass
 class Config:
-    """Shared by ours and blnetwork: blocks, epochs, batch, Adam's rate and weight decay, DSM's sigma and tau."""
+    """Shared by ours and blnetwork: blocks, epochs, batch, Adam's rate and weight decay, DSM's sigma and tau.
+    (chapters/behavior-learning/02_experiments.md)"""
     hidden: tuple = (16, 8)
     epochs: int = 60
     batch: int = 64
@@ -51,7 +52,8 @@ def _loop(model, params, loss_fn, n, cfg, seed):
 
 
 def fit_classifier(X, y, k: int, cfg: Config, seed: int):
-    """Our BL classifier trained by cross-entropy over enumerated labels; returns (model, seconds per epoch)."""
+    """Our BL classifier trained by cross-entropy over enumerated labels; returns (model, seconds per epoch).
+    (chapters/behavior-learning/02_experiments.md)"""
     torch.manual_seed(seed)
     X, y = _tensor(X), _tensor(y, torch.long)
     model = BLModel(X.shape[1], check_int("k", k, low=2), cfg.hidden)
@@ -60,7 +62,8 @@ def fit_classifier(X, y, k: int, cfg: Config, seed: int):
 
 
 def fit_blnetwork_classifier(X, y, k: int, cfg: Config, seed: int):
-    """The same through blnetwork's DiscreteTrainer (no early stopping, K fixed before fit: see the gotcha)."""
+    """The same through blnetwork's DiscreteTrainer (no early stopping, K fixed before fit: see the gotcha).
+    (chapters/behavior-learning/02_experiments.md)"""
     from blnetwork.model import BLDeep
     from blnetwork.training import DiscreteTrainer, OptimConfig, TrainConfig
     torch.manual_seed(seed)
@@ -76,7 +79,8 @@ def fit_blnetwork_classifier(X, y, k: int, cfg: Config, seed: int):
 
 
 class MLP(nn.Module):
-    """A ReLU MLP; ``widths`` its hidden layers (the baseline is 3x the BL blocks' widths)."""
+    """A ReLU MLP; ``widths`` its hidden layers (the baseline is 3x the BL blocks' widths).
+    (chapters/behavior-learning/02_experiments.md)"""
 
     def __init__(self, d_in: int, widths, d_out: int):
         super().__init__()
@@ -91,7 +95,8 @@ class MLP(nn.Module):
 
 
 def fit_mlp(X, y, k: int, widths, cfg: Config, seed: int):
-    """The MLP baseline by cross-entropy, same loop and epochs as BL; returns (model, seconds per epoch)."""
+    """The MLP baseline by cross-entropy, same loop and epochs as BL; returns (model, seconds per epoch).
+    (chapters/behavior-learning/02_experiments.md)"""
     torch.manual_seed(seed)
     X, y = _tensor(X), _tensor(y, torch.long)
     model = MLP(X.shape[1], widths, k)
@@ -101,14 +106,16 @@ def fit_mlp(X, y, k: int, widths, cfg: Config, seed: int):
 
 @torch.no_grad()
 def accuracy(model, X, y) -> float:
-    """Test accuracy of a BL model (argmax of its logits) or of an MLP (argmax of its outputs)."""
+    """Test accuracy of a BL model (argmax of its logits) or of an MLP (argmax of its outputs).
+    (chapters/behavior-learning/02_experiments.md)"""
     X = _tensor(X)
     out = model.logits(X) if hasattr(model, "logits") else model(X)
     return float((out.argmax(1).numpy() == np.asarray(y)).mean())
 
 
 def fit_dsm(X, y, cfg: Config, seed: int):
-    """Our BL utility for a scalar y, trained by denoising score matching; returns (model, seconds per epoch)."""
+    """Our BL utility for a scalar y, trained by denoising score matching; returns (model, seconds per epoch).
+    (chapters/behavior-learning/02_experiments.md)"""
     torch.manual_seed(seed)
     X, y = _tensor(X), _tensor(y)
     model = BLModel(X.shape[1], 1, cfg.hidden, task="continuous")
@@ -121,7 +128,7 @@ def fit_amortized(bl, X, y, cfg: Config, seed: int, w_bl: float = 1.0, w_mse: fl
     """The amortized predictor g: minimise -w_bl mean U(x, g(x)) + w_mse MSE(g(x), y) with the BL model frozen.
 
     With w_bl = 0 it is a plain MLP regression. Returns g (an MLP with one hidden layer of ``width``).
-    """
+    (chapters/behavior-learning/02_experiments.md)"""
     check_non_negative("w_bl", w_bl), check_non_negative("w_mse", w_mse)
     torch.manual_seed(seed)
     X, y = _tensor(X), _tensor(y)

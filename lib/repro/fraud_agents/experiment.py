@@ -15,7 +15,8 @@ TARGETS = {"r_pop": 0.11, "r_conv": 0.458}   # the paper's DeepSeek-V3 baseline 
 
 
 def simulate(config: Config, hazard: Hazard, seed: int) -> Platform:
-    """One run of the calibrated policy; returns the platform (its `.log` is the event log)."""
+    """One run of the calibrated policy; returns the platform (its `.log` is the event log).
+    (chapters/fraud-agents/02_experiments.md)"""
     plat = Platform(config, seed)
     policy = CalibratedPolicy(hazard, collusion=config.collusion)
     plat.run(policy)
@@ -23,14 +24,15 @@ def simulate(config: Config, hazard: Hazard, seed: int) -> Platform:
 
 
 def summary(plat: Platform) -> dict:
-    """The run's rates and monitor scores."""
+    """The run's rates and monitor scores. (chapters/fraud-agents/02_experiments.md)"""
     out = rates(plat.log, plat.malicious, plat.config.n_benign)
     out.update({f"monitor_{k}": v for k, v in monitor_scores(plat.log, plat.malicious).items()})
     return out
 
 
 def replicate(config: Config, hazard: Hazard, seeds) -> dict:
-    """Mean of each summary over runs with the given seeds (NaN-aware), and the per-run values."""
+    """Mean of each summary over runs with the given seeds (NaN-aware), and the per-run values.
+    (chapters/fraud-agents/02_experiments.md)"""
     runs = [summary(simulate(config, hazard, int(s))) for s in seeds]
     keys = runs[0].keys()
     mean = {k: float(np.nanmean([r[k] for r in runs])) if any(r[k] == r[k] for r in runs) else float("nan")
@@ -41,7 +43,8 @@ def replicate(config: Config, hazard: Hazard, seeds) -> dict:
 
 def calibrate(config: Config, seeds, base: Hazard = Hazard(), rounds: int = 2, steps: int = 6) -> Hazard:
     """Fit α (to R_conv) and the engagement rate (to R_pop, bisected on a log scale in [0.001, 0.3]) to TARGETS by
-    alternating bisection, each trial the mean over runs with the given (development) seeds."""
+    alternating bisection, each trial the mean over runs with the given (development) seeds.
+    (chapters/fraud-agents/02_experiments.md)"""
     check_int("rounds", rounds)
     check_int("steps", steps)
     h = base
@@ -62,12 +65,13 @@ def calibrate(config: Config, seeds, base: Hazard = Hazard(), rounds: int = 2, s
 
 
 def log_digest(log) -> str:
-    """A SHA-256 of the event log, to compare two runs bit for bit."""
+    """A SHA-256 of the event log, to compare two runs bit for bit. (chapters/fraud-agents/02_experiments.md)"""
     return hashlib.sha256(repr(log).encode()).hexdigest()
 
 
 def write_calibration(path, seeds=range(100, 108), rounds: int = 2, steps: int = 6) -> dict:
-    """Calibrate on development seeds and write the fitted hazard with its provenance as JSON (data/fraud-agents/)."""
+    """Calibrate on development seeds and write the fitted hazard with its provenance as JSON (data/fraud-agents/).
+    (chapters/fraud-agents/02_experiments.md)"""
     import json
 
     from ..common import provenance_record
@@ -82,7 +86,7 @@ def write_calibration(path, seeds=range(100, 108), rounds: int = 2, steps: int =
 
 
 def load_calibration(path) -> Hazard:
-    """The hazard written by :func:`write_calibration`."""
+    """The hazard written by :func:`write_calibration`. (chapters/fraud-agents/02_experiments.md)"""
     import json
 
     with open(path, encoding="utf-8") as f:

@@ -20,7 +20,8 @@ GRAPHS = ("random", "scale-free", "clustered")
 
 @dataclass(frozen=True)
 class Action:
-    """What an agent does this step: `kind` in ACTIONS, a `target` agent or post id, an `amount`, free `text`."""
+    """What an agent does this step: `kind` in ACTIONS, a `target` agent or post id, an `amount`, free `text`.
+    (chapters/fraud-agents/01_platform.md)"""
     kind: str = "noop"
     target: int = -1
     amount: float = 0.0
@@ -29,7 +30,8 @@ class Action:
 
 @dataclass(frozen=True)
 class Config:
-    """One simulation. Rates are per step; `debunk` is θ, the chance a scam post is collapsed and flagged."""
+    """One simulation. Rates are per step; `debunk` is θ, the chance a scam post is collapsed and flagged.
+    (chapters/fraud-agents/01_platform.md)"""
     n_benign: int = 100
     n_malicious: int = 10
     graph: str = "random"
@@ -57,12 +59,13 @@ class Config:
             check_between(name, getattr(self, name), 0.0, 1.0, closed="both")
 
     def but(self, **changes) -> "Config":
-        """A copy with some fields changed."""
+        """A copy with some fields changed. (chapters/fraud-agents/01_platform.md)"""
         return replace(self, **changes)
 
 
 def follow_graph(kind: str, n: int, rng: np.random.Generator) -> nx.Graph:
-    """An undirected follow graph on n agents, mean degree about 8: Erdős–Rényi, Barabási–Albert or Holme–Kim."""
+    """An undirected follow graph on n agents, mean degree about 8: Erdős–Rényi, Barabási–Albert or Holme–Kim.
+    (chapters/fraud-agents/01_platform.md)"""
     check_choice("kind", kind, GRAPHS)
     seed = int(rng.integers(2**31))
     if kind == "random":
@@ -74,7 +77,7 @@ def follow_graph(kind: str, n: int, rng: np.random.Generator) -> nx.Graph:
 
 @dataclass
 class Channel:
-    """A DM channel between a scammer and a benign agent."""
+    """A DM channel between a scammer and a benign agent. (chapters/fraud-agents/01_platform.md)"""
     messages: int = 0
     last: int = -1            # who wrote last
     open: bool = True
@@ -85,7 +88,8 @@ class Channel:
 
 @dataclass
 class Platform:
-    """The platform's state; :meth:`step` runs one step for every active agent through `policy`."""
+    """The platform's state; :meth:`step` runs one step for every active agent through `policy`.
+    (chapters/fraud-agents/01_platform.md)"""
     config: Config
     seed: int
     rng: np.random.Generator = field(init=False)
@@ -123,7 +127,8 @@ class Platform:
 
     # ---- what agents see ------------------------------------------------------------------------------------
     def feed(self, i: int) -> list[int]:
-        """The recommender: the newest posts (at most 60, last 20 steps) ranked by follow tie, log(1 + likes), a penalty if collapsed, and noise."""
+        """The recommender: the newest posts (at most 60, last 20 steps) ranked by follow tie, log(1 + likes), a penalty if collapsed, and noise.
+        (chapters/fraud-agents/01_platform.md)"""
         lo = max(self._lo, len(self.posts) - 60)       # the 60 newest posts of the 20-step window
         cand = [p for p in range(lo, len(self.posts)) if self.posts[p][0] != i and self.posts[p][0] not in self.banned]
         if not cand:
@@ -133,7 +138,8 @@ class Platform:
         return [cand[j] for j in np.argsort(-score)[: self.config.feed_size]]
 
     def observe(self, i: int) -> dict:
-        """The observation of agent i: role, feed, the channels that wait for its reply, its traits, shared memory."""
+        """The observation of agent i: role, feed, the channels that wait for its reply, its traits, shared memory.
+        (chapters/fraud-agents/01_platform.md)"""
         waiting = [(pair, self.channels[pair]) for pair in self.chats[i]
                    if self.channels[pair].open and self.channels[pair].last not in (i, -1)]
         obs = {"agent": i, "step": self.t, "malicious": i in self.malicious, "waiting": waiting,
@@ -182,7 +188,7 @@ class Platform:
             self._event("cap", pair[0], pair[1])
 
     def apply(self, i: int, a: Action):
-        """Carry out agent i's action under the platform's rules."""
+        """Carry out agent i's action under the platform's rules. (chapters/fraud-agents/01_platform.md)"""
         if i in self.banned:
             raise RuntimeError(f"agent {i} was banned at step {self.banned[i]} and cannot act")
         kind = check_choice("action.kind", a.kind, ACTIONS)
@@ -235,7 +241,8 @@ class Platform:
                     self.channels[pair].open = False
 
     def step(self, policy):
-        """One step: monitor, share memory, then every active agent (in random order) observes and acts."""
+        """One step: monitor, share memory, then every active agent (in random order) observes and acts.
+        (chapters/fraud-agents/01_platform.md)"""
         c = self.config
         if c.monitor_recall + c.monitor_fpr > 0 and self.t % c.monitor_gap == c.monitor_gap - 1:
             self._monitor()
@@ -252,7 +259,7 @@ class Platform:
         self.t += 1
 
     def run(self, policy):
-        """All the steps; returns the event log."""
+        """All the steps; returns the event log. (chapters/fraud-agents/01_platform.md)"""
         for _ in range(self.config.steps):
             self.step(policy)
         return self.log

@@ -16,20 +16,22 @@ from .platform import ACTIONS, Action
 
 
 class Policy:
-    """The interface: one action per observation."""
+    """The interface: one action per observation. (chapters/fraud-agents/01_platform.md)"""
 
     def act(self, obs: dict) -> Action:  # pragma: no cover - interface
         raise NotImplementedError
 
 
 def sigmoid(x: float) -> float:
+    """The logistic function of the transfer hazard (chapters/fraud-agents/01_platform.md)."""
     return 1.0 / (1.0 + math.exp(-x))
 
 
 @dataclass(frozen=True)
 class Hazard:
     """Per-turn transfer chance σ(α + β·skill + γ·log(1+t) + δ·proof − η·warn − κ·resil + ξ·susc), and the
-    engagement rate `engage` (chance per unit susceptibility of answering a scam post or cold DM)."""
+    engagement rate `engage` (chance per unit susceptibility of answering a scam post or cold DM).
+    (chapters/fraud-agents/01_platform.md)"""
     alpha: float = -4.0
     beta: float = 0.8
     gamma: float = 0.6
@@ -41,14 +43,15 @@ class Hazard:
     leave: float = 0.06
 
     def p_transfer(self, skill, turns, proof, warn, resil, susc) -> float:
-        """The hazard of a transfer at this turn of a conversation."""
+        """The hazard of a transfer at this turn of a conversation. (chapters/fraud-agents/01_platform.md)"""
         return sigmoid(self.alpha + self.beta * skill + self.gamma * math.log1p(turns) + self.delta * proof
                        - self.eta * warn - self.kappa * resil + self.xi * susc)
 
 
 class CalibratedPolicy(Policy):
     """Scammers post, like accomplices' posts (with collusion), cold-message targets and keep chats going; benign
-    agents answer with a chance set by their susceptibility and transfer with the :class:`Hazard`."""
+    agents answer with a chance set by their susceptibility and transfer with the :class:`Hazard`.
+    (chapters/fraud-agents/01_platform.md)"""
 
     def __init__(self, hazard: Hazard = Hazard(), collusion: bool = True):
         self.h = hazard
@@ -106,7 +109,7 @@ class ReplayPolicy(Policy):
 
     An agent with no recorded action at a step does nothing. Pair it with an activity of 1 (see
     :func:`repro.fraud_agents.experiment.replay`).
-    """
+    (chapters/fraud-agents/01_platform.md)"""
 
     def __init__(self, lines):
         self.script = {}
@@ -127,7 +130,8 @@ class ReplayPolicy(Policy):
 
 
 def render_prompt(obs: dict) -> str:
-    """A short text prompt for a language-model agent (our own wording), asking for one JSON action."""
+    """A short text prompt for a language-model agent (our own wording), asking for one JSON action.
+    (chapters/fraud-agents/01_platform.md)"""
     role = "You run scam accounts" if obs["malicious"] else "You are a user of a social platform"
     chats = [f"chat with {pair[1] if obs['malicious'] else pair[0]} ({ch.messages} messages)"
              for pair, ch in obs["waiting"]]
@@ -138,7 +142,8 @@ def render_prompt(obs: dict) -> str:
 
 class EndpointPolicy(Policy):
     """An adapter for an OpenAI-compatible ``/chat/completions`` endpoint; `base_url` defaults to the environment's
-    ``OPENAI_BASE_URL``. Unparseable replies become ``noop``. Not used in the build."""
+    ``OPENAI_BASE_URL``. Unparseable replies become ``noop``. Not used in the build.
+    (chapters/fraud-agents/01_platform.md)"""
 
     def __init__(self, model: str, base_url: str | None = None, timeout: float = 30.0):
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL", "")).rstrip("/")
@@ -158,7 +163,8 @@ class EndpointPolicy(Policy):
 
 
 def parse_action(text: str) -> Action:
-    """The first JSON object in `text` as an Action, or ``noop`` if there is none or it is not an action."""
+    """The first JSON object in `text` as an Action, or ``noop`` if there is none or it is not an action.
+    (chapters/fraud-agents/01_platform.md)"""
     start, end = text.find("{"), text.rfind("}")
     try:
         rec = json.loads(text[start:end + 1])
