@@ -13,9 +13,10 @@ from .model import BLModel, ce_loss, dsm_loss, load_blnetwork_state
 from .formula import formula_scores, rounded_parameters
 from .train import (Config, MLP, fit_amortized, fit_blnetwork_classifier, fit_classifier, fit_dsm, fit_mlp,
                     accuracy)
-from .experiment import DATASETS, SIZES, load_split, synthetic_ump, classification_study, regression_study
+from .experiment import (DATASETS, SIZES, bl_term_study, classification_study, load_split, regression_study,
+                         synthetic_ump)
 
 __all__ = ["BLModel", "ce_loss", "dsm_loss", "load_blnetwork_state", "formula_scores", "rounded_parameters",
            "Config", "MLP", "fit_amortized", "fit_blnetwork_classifier", "fit_classifier", "fit_dsm", "fit_mlp",
            "accuracy", "DATASETS", "SIZES", "load_split", "synthetic_ump", "classification_study",
-           "regression_study"]
+           "regression_study", "bl_term_study"]

@@ -19,8 +19,8 @@ from .train import (Config, accuracy, fit_amortized, fit_blnetwork_classifier, f
 
 DATASETS = {"breast cancer": datasets.load_breast_cancer, "wine": datasets.load_wine,
             "digits": datasets.load_digits, "diabetes": datasets.load_diabetes}
-SIZES = {"ci": dict(epochs=40, seeds=3, peer_seeds=3, n_synth=600),
-         "full": dict(epochs=100, seeds=4, peer_seeds=4, n_synth=2000)}
+SIZES = {"ci": dict(epochs=40, seeds=3, peer_seeds=3, n_synth=600, term_seeds=8),
+         "full": dict(epochs=100, seeds=4, peer_seeds=4, n_synth=2000, term_seeds=20)}
 
 
 def load_split(name: str, seed: int, test: float = 0.25):
@@ -90,6 +90,24 @@ def regression_study(seed: int, scale: str = "ci", cfg: Config | None = None):
     cfg = cfg or Config(epochs=z["epochs"])
     with thread_limit(1):
         return _regress(seed, z, cfg)
+
+
+def bl_term_study(seed: int, scale: str = "ci", cfg: Config | None = None) -> np.ndarray:
+    """R² of the amortized predictor with the BL term minus without it (w_bl = 1 minus w_bl = 0), on the synthetic
+    UMP data, for the data-and-training seeds seed, seed+1, ... (``term_seeds`` of them): one difference per seed.
+    (chapters/behavior-learning/02_experiments.md)"""
+    z = SIZES[check_choice("scale", scale, SIZES)]
+    cfg = cfg or Config(epochs=z["epochs"])
+    diffs = []
+    with thread_limit(1):
+        for s in range(check_int("seed", seed, low=0), seed + z["term_seeds"]):
+            X, y, ystar = synthetic_ump(z["n_synth"], s)
+            n = len(X) * 3 // 4
+            bl, _ = fit_dsm(X[:n], y[:n], cfg, s)
+            r2 = [float(r2_score(ystar[n:], fit_amortized(bl, X[:n], y[:n], cfg, s, w_bl=w)(_tensor(X[n:]))[:, 0]
+                                 .detach().numpy())) for w in (1.0, 0.0)]
+            diffs.append(r2[0] - r2[1])
+    return np.array(diffs)
 
 
 def _regress(seed, z, cfg):

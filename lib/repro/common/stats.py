@@ -74,4 +74,4 @@ def bootstrap_ci(samples, confidence: float = 0.95, n_resamples: int = 2000, see
         res = stats.bootstrap((x,), np.mean, axis=axis, vectorized=True, confidence_level=confidence,
                               n_resamples=n_resamples, method="percentile", rng=np.random.default_rng(seed))
     lo, hi = res.confidence_interval
-    return mean, np.asarray(lo) if np.ndim(lo) else float(lo), np.asarray(hi) if np.ndim(hi) else float(hi)
+    return tuple(np.asarray(v) if np.ndim(v) else float(v) for v in (mean, lo, hi))
