@@ -235,8 +235,10 @@ def paper_consistency(probs, router_weights, mass: float = PAPER_MASS) -> np.nda
 
     e_{i,l} = sum_j w_{i,l,j} u_j^{(l)}, with w the routing weights of the kept experts (`cumulative_experts`) summed
     over the prompt tokens and u_j^{(l)} expert j's router row (our choice of expert embedding); the mean cosine over
-    adjacent layers, mapped to [0, 1] by (1 + cos) / 2, is subtracted from 1. So C_i is 0 when consecutive layers point
-    the same way and larger when the transitions are erratic: the opposite direction to `layer_consistency`.
+    adjacent layers, mapped to [0, 1] by (1 + cos) / 2, is subtracted from 1. The paper says only that the cosine is
+    "normalised"; the map (1 + cos) / 2 is our reading of that word, not the paper's formula. So C_i is 0 when
+    consecutive layers point the same way and larger when the transitions are erratic: the opposite direction to
+    `layer_consistency`.
     Explained in chapters/moe-grokking/01_theory.md.
     """
     probs = np.asarray(probs, dtype=np.float64)
