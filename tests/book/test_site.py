@@ -1,5 +1,6 @@
 """The rendered site, as a reader's browser shows it (headless Chromium): every page of the toc exists, notebook
-pages show their figures, math is typeset, and no output shows a traceback, a warning or unfilled generated text."""
+pages show their figures, math is typeset, pages fit a desktop's and a phone's width, and no output shows a
+traceback, a warning or unfilled generated text."""
 import json
 import re
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import BUILD, HTML, ROOT, rendered_dom
+from conftest import BUILD, HTML, ROOT, WIDTHS, rendered_dom
 from repro.book.pages import MARKER
 from repro.book.toc import read_toc
 
@@ -49,6 +50,16 @@ def test_math_is_typeset(page):
     assert not raw_math, f"raw LaTeX delimiters left on the page: {raw_math}"
 
 
+@pytest.mark.parametrize("width", WIDTHS, ids=WIDTHS)
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_page_fits_its_width(page, width, layouts):
+    """Nothing is clipped or runs past the content column at a desktop's and a phone's width: what is wider than the
+    column (a table, a code cell) must scroll inside it. Long inline math is clipped by the theme on a phone: write
+    it as display math. Measured by tests/book/layout.js in headless Chromium."""
+    problems = layouts[(page.name, WIDTHS[width])]
+    assert not problems, f"at {WIDTHS[width]} px: " + "; ".join(problems)
+
+
 NOTEBOOK_PAGES = [p for p in PAGES if p.is_notebook]
 
 
@@ -77,6 +88,18 @@ def test_no_traceback_or_warning_in_outputs(page):
     assert not raw_math, f"an output shows raw LaTeX (cell outputs do not typeset $...$): {raw_math[:3]}"
     warnings = re.findall(r"\b\w*Warning\b:", text)
     assert not warnings, f"an output shows a warning: {warnings[:3]}"
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES, ids=lambda p: p.name)
+def test_notebook_page_offers_the_executed_notebook_and_its_source(page):
+    soup = BeautifulSoup(rendered_dom(html_file(page)), "html.parser")
+    links = {a.get_text(strip=True): a["href"] for a in soup.select(".dropdown-download-buttons a[href]")}
+    assert {".ipynb", ".md"} <= set(links), f"the download menu offers {sorted(links)}, not .ipynb and .md"
+    ipynb = (html_file(page).parent / links[".ipynb"]).resolve()
+    cells = json.loads(ipynb.read_text())["cells"]
+    assert any(cell.get("outputs") for cell in cells), f"{links['.ipynb']} is not the executed notebook"
+    md = (html_file(page).parent / links[".md"]).resolve()
+    assert md.exists() and md.read_bytes() == page.source.read_bytes(), f"{links['.md']} is not the page's source"
 
 
 GLUE_PLAIN = "application/papermill.record/text/plain"

@@ -1,7 +1,8 @@
 """Stage a copy of the book for rendering (DESIGN.md §2, step 3).
 
-The stage is the book's sources with each notebook source replaced by its executed `.ipynb`, markers filled in from
-the build report, and MathJax copied into `_static/` so that pages typeset math with no network. Files are written
+The stage is the book's sources with each notebook source replaced by its executed `.ipynb` (the source itself goes to
+`_static/sources/`, offered for download beside it), markers filled in from the build report, and MathJax copied into
+`_static/` so that pages typeset math with no network. Files are written
 only when their content changed, so Sphinx re-renders only the pages that did.
 """
 from __future__ import annotations
@@ -12,8 +13,10 @@ from pathlib import Path
 
 from .pages import fill_markers
 
-#: What the stage copies from the book's root, besides the chapters (jupyter-book loads `_static/*.css` itself).
-TOP_LEVEL = ("_config.yml", "_toc.yml", "references.bib", "_static/book.css")
+#: What the stage copies from the book's root, besides the chapters (jupyter-book loads `_static/*.css`, `*.js` itself).
+TOP_LEVEL = ("_config.yml", "_toc.yml", "references.bib", "_static/book.css", "_static/book.js")
+#: Where a notebook's source (.md) is offered for download beside its executed .ipynb (see _static/book.js).
+SOURCES_TARGET = Path("_static") / "sources"
 MATHJAX_SOURCE = Path("node_modules") / "mathjax" / "es5"
 MATHJAX_TARGET = Path("_static") / "mathjax"
 MATHJAX_ENTRY = "tex-chtml.js"
@@ -56,6 +59,7 @@ def stage_files(root: Path, executed: dict[str, Path], report: dict) -> dict[str
         stem = rel[:-3] if rel.endswith(".md") else None
         if stem in executed:
             files[stem + ".ipynb"] = for_readers(executed[stem].read_bytes())
+            files[(SOURCES_TARGET / rel).as_posix()] = path.read_bytes()
         elif path.suffix == ".md":
             files[rel] = fill_markers(path.read_text(encoding="utf-8"), report).encode()
         else:
