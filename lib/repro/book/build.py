@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .cache import Cache, cache_key
+from .course import chapter_facts
 from .execute import execute
 from .params import check_parameters
 from .records import read_record, write_records
@@ -171,6 +172,7 @@ def build(opts: BuildOptions) -> dict:
     check_record_options(opts)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     t0 = time.perf_counter()
+    course = chapter_facts(opts.root)   # before anything runs: a chapter without its course metadata stops here
     entries = execute_all(opts)
     report = {"scale": opts.scale, "seed": opts.seed, "device": opts.device, "jobs": opts.jobs, "started": started,
               "notebooks": entries, "environment": environment()}
@@ -181,6 +183,7 @@ def build(opts: BuildOptions) -> dict:
         except ValueError as err:  # a failed notebook or uncommitted code: no record, and the build fails
             report["record_error"] = str(err)
     report["full_runs"] = full_runs(opts.root)
+    report["course"] = course
     if opts.render:
         executed = {str(Path(e["path"]).with_suffix("")): opts.build_dir / "executed" /
                     Path(e["path"]).with_suffix(".ipynb") for e in entries}

@@ -3,16 +3,18 @@
 Pages hold markers that the stage step replaces with markdown made from the build report:
 `<!-- repro:claims SLUG -->` (a chapter's claims by kind, at ci and in its full-run record, in its index.md),
 `<!-- repro:scoreboard -->` (the counts per chapter, on the front page), `<!-- repro:scoreboard-full -->` (the counts
-and every claim of the book, on the scoreboard appendix) and `<!-- repro:status -->` (run times and environment).
+and every claim of the book, on the scoreboard appendix), `<!-- repro:status -->` (run times and environment) and
+`<!-- repro:course -->` (the course guide's tables, from `report["course"]`, see `repro.book.course`).
 """
 from __future__ import annotations
 
 import re
 from collections import defaultdict
 
+from .course import suggested_order
 from .claims import KIND_TITLES, KINDS, LEGEND, claims_markdown, format_test, result_cell, table_cell
 
-MARKER = re.compile(r"^<!--[ \t]*repro:(claims|scoreboard-full|scoreboard|status)(?:[ \t]+([\w-]+))?[ \t]*-->[ \t]*$",
+MARKER = re.compile(r"^<!--[ \t]*repro:(claims|scoreboard-full|scoreboard|status|course)(?:[ \t]+([\w-]+))?[ \t]*-->[ \t]*$",
                     re.M)
 CHAPTER_BUDGET_S = 90
 
@@ -137,6 +139,57 @@ def status(report: dict) -> str:
     return "\n".join(lines)
 
 
+SEMESTER_WEEKS = 14
+
+
+def _link(slug: str) -> str:
+    return f"{{doc}}`{slug} </chapters/{slug}/index>`"
+
+
+def course_guide(report: dict) -> str:
+    """The course guide (chapters/appendix/course.md): what each chapter asks of a student, what it costs to read,
+    run and practise, the substrate it shares, and a teaching order for a semester of SEMESTER_WEEKS weeks."""
+    facts = report.get("course") or []
+    if not facts:
+        return "No chapter's course facts were collected in this build."
+    seconds = defaultdict(float)
+    for nb in report.get("notebooks", []):
+        seconds[nb["chapter"]] += nb["seconds"] or 0
+    claims = {slug: len(_records(nbs)) for slug, nbs in _by_chapter(report).items()}
+    by_slug = {f["slug"]: f for f in facts}
+    ask = ["## What each chapter asks of a student", "",
+           "| chapter | level | prerequisites | read first |", "|---|---|---|---|"]
+    ask += [f"| {_link(f['slug'])} | {f['level']} | {table_cell(f['prerequisites'])} | "
+            f"{', '.join(_link(b) for b in f['builds_on']) or '—'} |" for f in facts]
+    run = f" at `scale=\"{report['scale']}\"`"
+    cost = ["## What it takes to read, run and practise", "",
+            f"Reading time counts the prose of every page (code excluded) at 200 words a minute; run time is the "
+            f"chapter's notebooks{run} in the build of this page (kernel start included), on the machine named on the "
+            "status page; exercises are counted from the sources.", "",
+            "| chapter | words | read (min) | run (s) | exercises | claims | shared substrate |",
+            "|---|---|---|---|---|---|---|"]
+    for f in facts:
+        ran = f"{seconds[f['slug']]:.0f}" if f["slug"] in seconds else "—"
+        shared = ", ".join(f"`repro.{m}`" for m in f["substrate"]) or "—"
+        cost.append(f"| {_link(f['slug'])} | {f['words']} | {f['read_minutes']} | {ran} | {f['exercises']} | "
+                    f"{claims.get(f['slug'], '—')} | {shared} |")
+    order = suggested_order(facts)
+    weeks = ["## A one-semester course", "",
+             f"One chapter a week over {SEMESTER_WEEKS} weeks, the first spent on the front page and the "
+             "{doc}`reproducibility appendix </chapters/appendix/reproducibility>` (what a claim is and how the book "
+             "checks it). The order puts every chapter after those it builds on, and otherwise the easier levels "
+             "first, in the book's order; it is generated from the chapters' front matter, so a teacher who "
+             "reorders should keep the \"read first\" column above.", "",
+             "1. Week 1: how the book works."]
+    for i, slug in enumerate(order[:SEMESTER_WEEKS - 1], start=2):
+        f = by_slug[slug]
+        weeks.append(f"{i}. Week {i}: {_link(slug)} ({f['level']}; {f['read_minutes']} min to read, "
+                     f"{f['exercises']} exercises)")
+    if len(order) > SEMESTER_WEEKS - 1:
+        weeks += ["", "For projects or a second term: " + ", ".join(_link(s) for s in order[SEMESTER_WEEKS - 1:]) + "."]
+    return "\n".join(ask + [""] + cost + [""] + weeks)
+
+
 def fill_markers(text: str, report: dict) -> str:
     """Replace every repro marker in a page's text with its generated markdown."""
 
@@ -147,6 +200,8 @@ def fill_markers(text: str, report: dict) -> str:
             return scoreboard(report)
         if kind == "scoreboard-full":
             return scoreboard(report, full=True)
+        if kind == "course":
+            return course_guide(report)
         return status(report)
 
     def replace(match):  # blank lines around, so a table never swallows the paragraph after it
