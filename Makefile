@@ -9,12 +9,13 @@ BUILD   := $(PY) -m repro.book build --scale $(SCALE) --jobs $(JOBS)
 export REPRO_BUILD := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: book chapter test unit nbval booktests env clean help
+.PHONY: book chapter test unit nbval booktests env lab clean help
 
 help:
 	@echo "make book [SCALE=ci|full] [JOBS=N]   build the book into _build/html"
 	@echo "make chapter C=<slug> [SCALE=...]    execute one chapter, render the book"
 	@echo "make test                            unit tests, build at ci, nbval, book tests"
+	@echo "make lab [LAB_PORT=8888]             JupyterLab: every chapter's .md opens as a notebook"
 	@echo "make clean                           remove _build, .venv and node_modules"
 
 # The virtual environment is rebuilt whenever the lock file or the package metadata changes.
@@ -38,6 +39,14 @@ book: env
 chapter: env
 	@test -n "$(C)" || (echo "usage: make chapter C=<slug>  (slugs: ls chapters)"; exit 2)
 	$(BUILD) --only $(C)
+
+# JupyterLab from the lock. jupytext opens each chapter's .md as a notebook (lab/overrides.json makes that the default
+# viewer) on the kernel of .venv, which imports repro. It listens on localhost, with Jupyter's token in its log.
+LAB_PORT ?= 8888
+LAB_ARGS ?= --ServerApp.ip=127.0.0.1
+lab: env
+	$(PY) -m jupyter lab --ServerApp.root_dir=$(CURDIR) --ServerApp.port=$(LAB_PORT) \
+	  --LabApp.app_settings_dir=$(CURDIR)/lab $(LAB_ARGS)
 
 unit: env
 	$(PY) -m pytest -q tests/unit
