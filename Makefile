@@ -9,12 +9,13 @@ BUILD   := $(PY) -m repro.book build --scale $(SCALE) --jobs $(JOBS)
 export REPRO_BUILD := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: book chapter test unit nbval booktests env lab clean help
+.PHONY: book chapter pdf test unit nbval booktests env lab clean help
 
 help:
 	@echo "make book [SCALE=ci|full] [JOBS=N]   build the book into _build/html"
 	@echo "make chapter C=<slug> [SCALE=...]    execute one chapter, render the book"
-	@echo "make test                            unit tests, build at ci, nbval, book tests"
+	@echo "make test                            unit tests, build at ci, the PDF, nbval, book tests"
+	@echo "make pdf                             the book as one PDF, _build/latex/book.pdf (needs TeX, see README)"
 	@echo "make lab [LAB_PORT=8888]             JupyterLab: every chapter's .md opens as a notebook"
 	@echo "make clean                           remove _build, .venv and node_modules"
 
@@ -40,6 +41,10 @@ chapter: env
 	@test -n "$(C)" || (echo "usage: make chapter C=<slug>  (slugs: ls chapters)"; exit 2)
 	$(BUILD) --only $(C)
 
+# The whole book as one PDF, from the executed notebooks of the last build (TeX from Debian: see .ci/run).
+pdf: book
+	$(PY) -m repro.book pdf
+
 # JupyterLab from the lock. jupytext opens each chapter's .md as a notebook (lab/overrides.json makes that the default
 # viewer) on the kernel of .venv, which imports repro. It listens on localhost, with Jupyter's token in its log.
 LAB_PORT ?= 8888
@@ -61,6 +66,7 @@ booktests: env
 test: env
 	$(MAKE) --no-print-directory unit
 	$(BUILD)
+	$(PY) -m repro.book pdf
 	$(MAKE) --no-print-directory nbval
 	$(MAKE) --no-print-directory booktests
 

@@ -1,14 +1,16 @@
-"""The command line: `python -m repro.book build [--scale ci|full] [--jobs N] [--only SLUG…] [--force] [--record]`
-and `list`."""
+"""The command line: `python -m repro.book build [--scale ci|full] [--jobs N] [--only SLUG…] [--force] [--record]`,
+`list`, and `pdf` (the built book as one PDF)."""
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from .build import BuildOptions, available_cores, build, succeeded
 from .claims import KINDS, format_value
 from .params import BookParameterError, DEVICES, SCALES
+from .render import render_pdf
 from .toc import notebooks
 
 
@@ -27,6 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--record", action="store_true",
                    help="with --scale full --only SLUG…: write data/<slug>/full-run.json, the run's evidence")
     sub.add_parser("list", help="list the notebooks in reading order")
+    sub.add_parser("pdf", help="the built book as one PDF, _build/latex/book.pdf (after build; needs TeX)")
     return parser
 
 
@@ -54,6 +57,16 @@ def summary(report: dict) -> str:
     return "\n".join(lines)
 
 
+def _pdf(root: Path) -> int:
+    t0 = time.perf_counter()
+    ok, log, pdf = render_pdf(root / "_build" / "stage", root)
+    if not ok:
+        print("pdf: FAILED\n" + log, file=sys.stderr)
+        return 1
+    print(f"pdf: {pdf} ({pdf.stat().st_size / 1e6:.1f} MB) in {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     root = args.root.resolve()
@@ -62,6 +75,8 @@ def main(argv=None) -> int:
             for page in notebooks(root):
                 print(page.source.relative_to(root).as_posix())
             return 0
+        if args.command == "pdf":
+            return _pdf(root)
         opts = BuildOptions(root=root, scale=args.scale, seed=args.seed, device=args.device, jobs=args.jobs,
                             only=args.only, force=args.force, render=not args.no_render, record=args.record)
         report = build(opts)
