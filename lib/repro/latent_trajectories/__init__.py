@@ -8,7 +8,6 @@ Modules, one idea each:
 - `model`: the book's dense transformer trained on it, batched sampling with a key-value cache, hidden states and
   next-token probabilities of finished traces (chapters/latent-trajectories/02_experiments.md).
 """
-from .model import (MAX_LEN, Samples, hidden_states, make_checkpoint, model_config, next_token_probs, sample,
-                    sample_questions, train_reasoner)
+from .model import MAX_LEN, Samples, make_checkpoint, model_config, read_traces, sample, sample_questions, train_reasoner
 from .traces import (TOKEN, VOCAB_SIZE, WORDS, Teacher, decode, draw_questions, encode, question_words,
                      teacher_batch, teacher_trace)

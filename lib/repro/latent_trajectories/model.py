@@ -31,10 +31,11 @@ def model_config(d_model: int = 64, n_layers: int = 4, n_heads: int = 4) -> Tran
 
 
 def train_reasoner(steps: int, *, seed: int = 0, batch_size: int = 64, lr: float = 2e-3, warmup: int = 100,
-                   teacher: Teacher = Teacher(), cfg: TransformerConfig | None = None):
+                   teacher: Teacher = Teacher(), cfg: TransformerConfig | None = None, callback=None):
     """Train a fresh model for `steps` AdamW steps on fresh noisy-teacher traces (loss on the trace tokens only).
 
-    Returns (model in eval mode, provenance dict: steps, seconds, final loss, teacher, seed).
+    `callback(step, model, loss)` runs after every step. Returns (model in eval mode, a dict: steps, seconds, final
+    loss, teacher, seed, the loss of every step).
     Explained in chapters/latent-trajectories/02_experiments.md.
     """
     check_int("steps", steps)
@@ -48,57 +49,59 @@ def train_reasoner(steps: int, *, seed: int = 0, batch_size: int = 64, lr: float
         width = int((tokens != PAD).sum(1).max())             # drop the all-padding tail of the batch
         return torch.from_numpy(tokens[:, :width]), torch.from_numpy(mask[:, :width])
 
-    hist = train_lm(model, batches, steps, lr=lr, warmup=min(warmup, steps), weight_decay=0.01)
+    hist = train_lm(model, batches, steps, lr=lr, warmup=min(warmup, steps), weight_decay=0.01, callback=callback)
     final = float(np.mean(hist["loss"][-50:]))
     return model, {"steps": int(steps), "seconds": float(hist["seconds"]), "final_loss": final, "seed": int(seed),
                    "batch_size": int(batch_size), "lr": float(lr), "teacher": vars(teacher).copy(),
                    "loss": [float(x) for x in hist["loss"]]}
 
 
-def _attend(block, x, cache, n_heads):
-    """One block on the new positions `x` (B, t, D), appending their keys and values to `cache` (a dict)."""
-    B, t, D = x.shape
-    q, k, v = block.attn.qkv(block.ln_attn(x)).view(B, t, 3, n_heads, D // n_heads).permute(2, 0, 3, 1, 4)
-    if "k" in cache:
-        k, v = torch.cat([cache["k"], k], dim=2), torch.cat([cache["v"], v], dim=2)
-    cache["k"], cache["v"] = k, v
-    y = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=t > 1)
-    x = x + block.attn.out(y.transpose(1, 2).reshape(B, t, D))
+def _attend(block, x, cache, t, n_heads):
+    """One block on the new position `t` (x: (B, 1, D)), writing its key and value into the preallocated `cache`."""
+    B, _, D = x.shape
+    q, k, v = block.attn.qkv(block.ln_attn(x)).view(B, 1, 3, n_heads, D // n_heads).permute(2, 0, 3, 1, 4)
+    cache["k"][:, :, t], cache["v"][:, :, t] = k[:, :, 0], v[:, :, 0]
+    scores = (q @ cache["k"][:, :, :t + 1].transpose(-1, -2)) * (D // n_heads) ** -0.5     # (B, H, 1, t+1)
+    y = torch.softmax(scores, dim=-1) @ cache["v"][:, :, :t + 1]
+    x = x + block.attn.out(y.transpose(1, 2).reshape(B, 1, D))
     return x + block.mlp(block.ln_mlp(x))
 
 
 @torch.no_grad()
-def sample(model: Transformer, prompts: torch.Tensor, *, temperature: float = 0.9, max_len: int = MAX_LEN,
+def sample(model: Transformer, prompts: torch.Tensor, lengths, *, temperature: float = 0.9, max_len: int = MAX_LEN,
            generator: torch.Generator | None = None) -> torch.Tensor:
-    """Sample continuations of equal-length `prompts` (B, P) until EOS or `max_len`; returns (B, max_len) tokens,
-    PAD after EOS. Temperature sampling from the softmax of logits / `temperature`, with a key-value cache.
-
-    Explained in chapters/latent-trajectories/02_experiments.md.
+    """Sample continuations of `prompts` (B, P), right-padded, row i of length `lengths[i]`, until EOS or `max_len`;
+    returns (B, max_len) tokens, PAD after EOS. One position at a time for the whole batch, with a key-value cache:
+    a row still inside its prompt is fed its prompt's next token, the others a token drawn from the softmax of
+    logits / `temperature`. Explained in chapters/latent-trajectories/02_experiments.md.
     """
     check_positive("temperature", temperature)
     if model.cfg.n_experts:
         raise ValueError("model must be dense (n_experts=0): the cached sampler runs dense blocks")
-    if prompts.dim() != 2 or prompts.shape[1] >= max_len:
-        raise ValueError(f"prompts must be (batch, length < max_len={max_len}), got {tuple(prompts.shape)}")
+    lengths = torch.as_tensor(lengths, dtype=torch.long)
+    if prompts.dim() != 2 or prompts.shape[1] >= max_len or lengths.shape != (prompts.shape[0],):
+        raise ValueError(f"prompts must be (batch, length < max_len={max_len}) with one length per row, got "
+                         f"{tuple(prompts.shape)} and lengths of shape {tuple(lengths.shape)}")
+    if max_len > model.cfg.max_len:
+        raise ValueError(f"max_len={max_len} exceeds the model's context {model.cfg.max_len}")
     B, P = prompts.shape
     out = torch.full((B, max_len), PAD, dtype=torch.long)
     out[:, :P] = prompts
-    caches = [dict() for _ in model.blocks]
+    H, dh = model.cfg.n_heads, model.cfg.d_model // model.cfg.n_heads
+    caches = [{"k": torch.zeros(B, H, max_len, dh), "v": torch.zeros(B, H, max_len, dh)} for _ in model.blocks]
     done = torch.zeros(B, dtype=torch.bool)
-    x_in, pos = prompts, 0
-    for t in range(P, max_len):
-        x = model.embed(x_in) + model.pos(torch.arange(pos, pos + x_in.shape[1]))
+    for t in range(max_len - 1):
+        x = model.embed(out[:, t:t + 1]) + model.pos.weight[t]
         for block, cache in zip(model.blocks, caches):
-            x = _attend(block, x, cache, model.cfg.n_heads)
-        logits = model.unembed(model.ln_final(x[:, -1]))
-        probs = torch.softmax(logits / temperature, dim=-1)
-        nxt = torch.multinomial(probs, 1, generator=generator).squeeze(1)
-        nxt = torch.where(done, torch.full_like(nxt, PAD), nxt)
-        out[:, t] = nxt
-        done |= nxt == EOS
+            x = _attend(block, x, cache, t, H)
+        probs = torch.softmax(model.unembed(model.ln_final(x[:, -1])) / temperature, dim=-1)
+        drawn = torch.multinomial(probs, 1, generator=generator).squeeze(1)
+        in_prompt = t + 1 < lengths
+        nxt = torch.where(in_prompt, out[:, t + 1], torch.where(done, torch.full_like(drawn, PAD), drawn))
+        out[:, t + 1] = nxt
+        done |= (nxt == EOS) & ~in_prompt
         if bool(done.all()):
             break
-        pos, x_in = t, nxt[:, None]
     return out
 
 
@@ -124,61 +127,65 @@ def sample_questions(model: Transformer, questions, k: int = 5, *, temperature: 
         raise ValueError("questions must be a non-empty list of digit arrays")
     gen = torch.Generator().manual_seed(seed)
     start = time.perf_counter()
-    by_len: dict[int, list[int]] = {}
-    for i, q in enumerate(questions):
-        by_len.setdefault(len(q), []).append(i)
-    rows, qid, rep, plen = [], [], [], []
-    for n_terms in sorted(by_len):
-        ids = by_len[n_terms]
-        prompts = torch.tensor([encode(question_words(questions[i])) for i in ids for _ in range(k)])
-        rows.append(sample(model, prompts, temperature=temperature, generator=gen).numpy())
-        qid += [i for i in ids for _ in range(k)]
-        rep += [j for _ in ids for j in range(k)]
-        plen += [prompts.shape[1]] * len(prompts)
-    order = np.lexsort((np.array(rep), np.array(qid)))
+    encoded = [encode(question_words(q)) for q in questions for _ in range(k)]
+    plen = np.array([len(e) for e in encoded])
+    prompts = torch.full((len(encoded), int(plen.max())), PAD, dtype=torch.long)
+    for i, e in enumerate(encoded):
+        prompts[i, :len(e)] = torch.tensor(e)
+    tokens = sample(model, prompts, plen, temperature=temperature, generator=gen).numpy()
     answers = np.array([int(np.sum(q) % 10) for q in questions])
-    return Samples(tokens=np.concatenate(rows)[order], question=np.array(qid)[order], repeat=np.array(rep)[order],
-                   prompt_len=np.array(plen)[order], answer=answers, seconds=time.perf_counter() - start)
+    return Samples(tokens=tokens, question=np.repeat(np.arange(len(questions)), k),
+                   repeat=np.tile(np.arange(k), len(questions)), prompt_len=plen, answer=answers,
+                   seconds=time.perf_counter() - start)
 
 
 @torch.no_grad()
-def hidden_states(model: Transformer, tokens: np.ndarray, batch: int = 512) -> np.ndarray:
-    """The residual stream after every block (the embedding layer excluded, as in the paper's code) for each trace:
-    float32 (n_traces, n_layers, max_len, d_model). Explained in chapters/latent-trajectories/02_experiments.md."""
-    if tokens.ndim != 2:
-        raise ValueError(f"tokens must be (n_traces, length), got shape {tokens.shape}")
-    out = []
-    for i in range(0, len(tokens), batch):
-        res = model(torch.from_numpy(tokens[i:i + batch]).long()).residuals[1:]
-        out.append(torch.stack(res, dim=1).numpy())
-    return np.concatenate(out)
-
-
-@torch.no_grad()
-def next_token_probs(model: Transformer, tokens: np.ndarray, positions: np.ndarray, batch: int = 512) -> np.ndarray:
-    """The model's next-token distribution (final layer, temperature 1) at `positions[i]` of trace i: (n, vocab).
+def read_traces(model: Transformer, tokens: np.ndarray, positions: np.ndarray, batch: int = 256):
+    """One forward pass over finished traces: the residual stream after every block (the embedding layer excluded,
+    as in the paper's code), float32 (n, n_layers, length, d), and the next-token distribution (final layer,
+    temperature 1) at `positions[i]` of trace i, (n, vocab); the all-padding tail of the batch is not computed.
 
     Explained in chapters/latent-trajectories/02_experiments.md.
     """
-    if len(positions) != len(tokens):
-        raise ValueError("positions must give one position per trace")
-    out = []
+    if tokens.ndim != 2 or len(positions) != len(tokens):
+        raise ValueError(f"tokens must be (n_traces, length) with one position per trace, got shape {tokens.shape} "
+                         f"and {len(positions)} positions")
+    width = int((tokens != PAD).sum(1).max())
+    H = np.zeros((len(tokens), model.cfg.n_layers, tokens.shape[1], model.cfg.d_model), dtype=np.float32)
+    probs = []
     for i in range(0, len(tokens), batch):
-        logits = model(torch.from_numpy(tokens[i:i + batch]).long()).logits
-        idx = torch.as_tensor(positions[i:i + batch]).long().clamp_min(0)
-        out.append(torch.softmax(logits[torch.arange(len(idx)), idx], dim=-1).numpy())
-    return np.concatenate(out)
+        out = model(torch.from_numpy(tokens[i:i + batch, :width]).long())
+        H[i:i + batch, :, :width] = torch.stack(out.residuals[1:], dim=1).numpy()
+        idx = torch.as_tensor(positions[i:i + batch]).long().clamp(0, width - 1)
+        probs.append(torch.softmax(out.logits[torch.arange(len(idx)), idx], dim=-1).numpy())
+    return H, np.concatenate(probs)
 
 
-def make_checkpoint(path, steps: int = 2500, seed: int = 0, **kwargs):
+def make_checkpoint(path, steps: int = 2500, seed: int = 0, save_every: int = 0, log=None, **kwargs):
     """Train `train_reasoner(steps, seed=seed, **kwargs)` and save it with its provenance to `path` (the file that
-    `scale="ci"` loads). Explained in chapters/latent-trajectories/02_experiments.md."""
+    the experiments notebook loads). With `save_every > 0`, the model so far is also saved every `save_every` steps
+    (its provenance then gives the steps done), and `log(step, loss)` is called there.
+    Explained in chapters/latent-trajectories/02_experiments.md."""
     from ..nn import save_checkpoint
 
-    with torch.inference_mode(False):
-        model, info = train_reasoner(steps, seed=seed, **kwargs)
-    info = {k: v for k, v in info.items() if k != "loss"} | {"loss_every_50": info["loss"][::50]}
     command = (f"from repro.latent_trajectories import make_checkpoint; make_checkpoint('{path}', steps={steps}, "
                f"seed={seed})")
-    save_checkpoint(model, path, command=command, **info)
-    return model, info
+    start, losses = time.perf_counter(), []
+
+    def save(model, done):
+        info = {"steps": int(done), "seconds": time.perf_counter() - start, "seed": int(seed),
+                "final_loss": float(np.mean(losses[-50:])), "loss_every_50": losses[::50],
+                "batch_size": int(kwargs.get("batch_size", 64)), "teacher": vars(kwargs.get("teacher", Teacher()))}
+        save_checkpoint(model, path, command=command, **info)
+        return info
+
+    def callback(step, model, loss):
+        losses.append(loss)
+        if save_every and step % save_every == 0 and step < steps:
+            save(model, step)
+            model.train()
+            if log is not None:
+                log(step, float(np.mean(losses[-50:])))
+
+    model, _ = train_reasoner(steps, seed=seed, callback=callback, **kwargs)
+    return model, save(model, steps)
