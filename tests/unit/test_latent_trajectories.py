@@ -93,8 +93,8 @@ def test_sampler_and_forward_agree_and_train_runs():
     model, info = lt.train_reasoner(3, batch_size=8, cfg=lt.model_config(d_model=32, n_layers=2))
     assert len(info["loss"]) == 3
     qs = lt.draw_questions(4, np.random.default_rng(0))
-    s = lt.sample_questions(model, qs, k=2, seed=0)
-    assert s.tokens.shape == (8, lt.MAX_LEN)
+    s = lt.sample_questions(model, qs, k=2, seed=0, max_len=40)
+    assert s.tokens.shape == (8, 40)
     # with a cache, the sampler's last-position logits must equal the full forward pass at that position
     g = torch.Generator().manual_seed(1)
     toks = torch.tensor([lt.encode(lt.question_words(qs[0]))])
@@ -124,3 +124,32 @@ def test_combined_signal_weights_and_auc():
     assert sel.auc(y, c) > 0.7
     with pytest.raises(ValueError, match="calibration"):
         sel.combined_signal(rows, np.zeros(400, dtype=bool))
+
+
+def test_make_checkpoint_round_trip(tmp_path):
+    from repro.nn import load_checkpoint
+    path = tmp_path / "r.pt"
+    model, info = lt.make_checkpoint(path, steps=2, seed=0, batch_size=4, save_every=1,
+                                     cfg=lt.model_config(d_model=16, n_layers=2, n_heads=2))
+    loaded, prov = load_checkpoint(path)
+    assert prov["steps"] == 2 and "make_checkpoint" in prov["command"]
+    for a, b in zip(model.state_dict().values(), loaded.state_dict().values()):
+        assert torch.equal(a, b)
+
+
+def test_early_selection_and_calibration_run():
+    rng = np.random.default_rng(0)
+    n_q, k = 30, 5
+    rows = pd.DataFrame({"question": np.repeat(np.arange(n_q), k), "repeat": np.tile(np.arange(k), n_q),
+                         "correct": rng.random(n_q * k) < 0.5, "think_tokens": rng.integers(20, 60, n_q * k)})
+    steps = [{"net_by_step": rng.random(3), "cum_by_step": np.cumsum(rng.random(3)), "tokens_read": np.array([8, 14, 20])}
+             for _ in range(n_q * k)]
+    r = sel.early_forest(rows, steps, K=2, n_trees=5)
+    assert 0 <= r["accuracy"] <= 1 and 0 < r["saved"] < 1
+    segs = [rng.normal(size=(2, 4, 3)) for _ in range(n_q * k)]
+    assert 0 <= sel.early_consistency(rows, segs, steps, K=2)["accuracy"] <= 1
+    C = sel.grid(rows, "correct").astype(bool)
+    A = np.where(C, 1, 2)
+    T = sel.grid(rows, "think_tokens").astype(float)
+    out = sel.cross_validated(rng.random((n_q, k)), C, A, T)
+    assert 0 < out["tokens"] <= 1

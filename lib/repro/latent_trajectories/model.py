@@ -30,7 +30,7 @@ def model_config(d_model: int = 64, n_layers: int = 4, n_heads: int = 4) -> Tran
                              n_heads=n_heads)
 
 
-def train_reasoner(steps: int, *, seed: int = 0, batch_size: int = 64, lr: float = 2e-3, warmup: int = 100,
+def train_reasoner(steps: int, *, seed: int = 0, batch_size: int = 32, lr: float = 2e-3, warmup: int = 100,
                    teacher: Teacher = Teacher(), cfg: TransformerConfig | None = None, callback=None):
     """Train a fresh model for `steps` AdamW steps on fresh noisy-teacher traces (loss on the trace tokens only).
 
@@ -117,7 +117,8 @@ class Samples:
     seconds: float
 
 
-def sample_questions(model: Transformer, questions, k: int = 5, *, temperature: float = 0.9, seed: int = 0) -> Samples:
+def sample_questions(model: Transformer, questions, k: int = 5, *, temperature: float = 0.9, seed: int = 0,
+                     max_len: int = MAX_LEN) -> Samples:
     """Draw `k` traces for each question, batching the questions of equal length together.
 
     Explained in chapters/latent-trajectories/02_experiments.md.
@@ -132,7 +133,7 @@ def sample_questions(model: Transformer, questions, k: int = 5, *, temperature: 
     prompts = torch.full((len(encoded), int(plen.max())), PAD, dtype=torch.long)
     for i, e in enumerate(encoded):
         prompts[i, :len(e)] = torch.tensor(e)
-    tokens = sample(model, prompts, plen, temperature=temperature, generator=gen).numpy()
+    tokens = sample(model, prompts, plen, temperature=temperature, max_len=max_len, generator=gen).numpy()
     answers = np.array([int(np.sum(q) % 10) for q in questions])
     return Samples(tokens=tokens, question=np.repeat(np.arange(len(questions)), k),
                    repeat=np.tile(np.arange(k), len(questions)), prompt_len=plen, answer=answers,
@@ -175,7 +176,7 @@ def make_checkpoint(path, steps: int = 2500, seed: int = 0, save_every: int = 0,
     def save(model, done):
         info = {"steps": int(done), "seconds": time.perf_counter() - start, "seed": int(seed),
                 "final_loss": float(np.mean(losses[-50:])), "loss_every_50": losses[::50],
-                "batch_size": int(kwargs.get("batch_size", 64)), "teacher": vars(kwargs.get("teacher", Teacher()))}
+                "batch_size": int(kwargs.get("batch_size", 32)), "teacher": vars(kwargs.get("teacher", Teacher()))}
         save_checkpoint(model, path, command=command, **info)
         return info
 
