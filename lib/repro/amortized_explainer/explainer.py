@@ -130,7 +130,7 @@ class DynamicAlpha:
 
 @dataclass
 class TrainLog:
-    """Per-epoch means of L_PC and L_LC and the α used in that epoch."""
+    """Per-epoch means of L_PC and L_LC and the α used in that epoch (chapters/amortized-explainer/02_experiments.md)."""
 
     pc: list = field(default_factory=list)
     lc: list = field(default_factory=list)

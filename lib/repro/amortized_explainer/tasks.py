@@ -59,7 +59,7 @@ def train_classifier(net: nn.Module, x: torch.Tensor, y: torch.Tensor, steps: in
 @dataclass
 class Task:
     """One task: splits, the trained target (``net`` gives logits, ``prob`` the softmax module the metrics and the
-    priors explain), the grouping and the test accuracy."""
+    priors explain), the grouping and the test accuracy. Explained in chapters/amortized-explainer/02_experiments.md."""
 
     name: str
     x_train: torch.Tensor

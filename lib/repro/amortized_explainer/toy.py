@@ -32,7 +32,10 @@ def additive_logit_model(w: torch.Tensor, c: float = 0.0):
 
 @dataclass
 class ToyResult:
-    """Per-sample Pearson of φ(x) with w ⊙ (x − b) on held-out inputs, for each sign, and the training logs."""
+    """Per-sample Pearson of φ(x) with w ⊙ (x − b) on held-out inputs, for each sign, and the training logs.
+
+    Explained in chapters/amortized-explainer/01_theory.md.
+    """
 
     pearson: dict
     logs: dict
