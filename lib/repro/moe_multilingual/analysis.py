@@ -18,7 +18,7 @@ from .divergence import divergence_by_layer, sequence_routing
 from .experts import expert_fractions, expert_shift, overlap_by_tau
 from .steering import steered, task_correct
 
-__all__ = ["Study", "layer_windows", "routing_views", "steering_plans", "analyse", "CONDITIONS"]
+__all__ = ["Study", "layer_windows", "routing_views", "next_token_accuracy", "steering_plans", "analyse", "observables", "CONDITIONS"]
 
 #: Steering conditions: (name, which experts, which layers, mode). "none" is the unsteered baseline.
 CONDITIONS = (("none", None, None, None),
@@ -107,6 +107,21 @@ def routing_views(model, tokens, masks) -> tuple[np.ndarray, np.ndarray, np.ndar
     return divergence_by_layer(routing), divergence_by_layer(routing, normalized=False), cka
 
 
+@torch.no_grad()
+def next_token_accuracy(model, tokens, masks) -> np.ndarray:
+    """Per language: the fraction of sentence tokens after the first that the model predicts exactly (argmax of
+    the next-token logits), on parallel sentences (languages, n, length); a language-modelling view of how well
+    the model knows each language. Explained in chapters/moe-multilingual/02_experiments.md."""
+    model.eval()
+    out = []
+    with thread_limit(1):
+        for t, m in zip(tokens, masks):
+            target = m[:, 1:] & m[:, :-1]                  # predict a sentence token from inside the sentence
+            hit = model(t).logits[:, :-1].argmax(-1) == t[:, 1:]
+            out.append(float(hit[target].float().mean()))
+    return np.array(out)
+
+
 def steering_plans(task_shift, language_shift, others, windows, n_languages, n_experts, seed=0) -> dict:
     """For each steering condition and language, the {layer: experts} plan: one expert per layer of the window, the
     one with the largest shift (task: English arithmetic; language: that language's sentences; English and the
@@ -149,12 +164,10 @@ def analyse(model, corpus: Corpus, n_sentences: int = 200, n_task_rows: int = 20
         trained = corpus.trained
         others = [l for l in trained if l != 0]
         # expert shifts: base = English sentences; task = English arithmetic text; languages = their sentences
-        out = model(tokens[0])
-        f_base = expert_fractions(out.experts, masks[0], E)
+        fractions = [expert_fractions(model(tokens[l]).experts, masks[l], E) for l in [0] + others]
         tt, tm = corpus.task_text(0, n_task_rows, seed=60_000 + seed)
-        task_shift = expert_shift(expert_fractions(model(tt).experts, tm, E), f_base)
-        language_shift = np.stack([expert_shift(expert_fractions(model(tokens[l]).experts, masks[l], E), f_base)
-                                   for l in others])
+        task_shift = expert_shift(expert_fractions(model(tt).experts, tm, E), fractions[0])
+        language_shift = np.stack([expert_shift(f, fractions[0]) for f in fractions[1:]])
         overlap = overlap_by_tau(task_shift, language_shift, taus)
         windows = layer_windows(model.cfg.n_layers)
         plans = steering_plans(task_shift, language_shift, others, windows, lex.n_languages, E, seed=seed)
@@ -169,3 +182,30 @@ def analyse(model, corpus: Corpus, n_sentences: int = 200, n_task_rows: int = 20
     return Study(lex.names, div, div_raw, cka, correct["none"].mean(1), 1 / N_NOUNS, task_shift, language_shift,
                  np.asarray(taus), overlap, plans, correct, windows, trained)
 
+
+
+def observables(study: Study, seed: int = 0) -> dict:
+    """The numbers the chapter's claims test, for one model (chapters/moe-multilingual/02_experiments.md).
+
+    `u_ratio`: the largest, over trained non-English languages, of mean middle-third divergence / min(first, last
+    layer); `r`: Pearson r of accuracy and middle divergence over the non-English languages (unseen included);
+    `unseen_gap`: the unseen language's middle divergence minus the largest other; `unseen_above_chance`;
+    `overlap_03`: task-and-language experts at tau = 0.3; `d_<condition>`: mean change in non-English accuracy.
+    """
+    from scipy import stats
+
+    d, mid = study.div, study.windows["middle"]
+    others = study.others
+    unseen = [l for l in range(len(study.names)) if l not in study.trained]
+    langs = others + unseen
+    mdiv, acc = study.middle_div, study.accuracy
+    out = {"u_ratio": float(max(d[l, mid].mean() / min(d[l, 0], d[l, -1]) for l in others)),
+           "r": float(stats.pearsonr(mdiv[langs], acc[langs])[0]) if np.ptp(acc[langs]) > 0 else float("nan"),
+           "r_trained": float(stats.pearsonr(mdiv[others], acc[others])[0]) if np.ptp(acc[others]) > 0
+           else float("nan"),
+           "unseen_gap": float(mdiv[unseen].min() - mdiv[others].max()) if unseen else float("nan"),
+           "unseen_above_chance": float(acc[unseen].max() - study.chance) if unseen else float("nan"),
+           "overlap_03": float(study.overlap[int(np.argmin(np.abs(study.taus - 0.3))), 2])}
+    for name, *_ in CONDITIONS[1:]:
+        out[f"d_{name}"] = float(study.delta(name).mean())
+    return out

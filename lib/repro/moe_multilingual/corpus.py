@@ -140,13 +140,15 @@ class Corpus:
 
     # -- evaluation sets ---------------------------------------------------------------------------------------
     def parallel_sentences(self, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """`n` frames rendered in every language: tokens (L, n, seq_len) `<tag> sentence` and a content mask
-        (L, n, seq_len), True on the sentence's tokens (not the tag, not the padding)."""
+        """`n` frames rendered in every language: tokens (L, n, width) `<tag> sentence` and a content mask
+        (L, n, width), True on the sentence's tokens (not the tag, not the padding); width is the longest row."""
         frames = self._frames(check_int("n", n), np.random.default_rng(seed))
         toks, masks = [], []
-        for l in range(self.lex.n_languages):
-            rows = [[self.lex.tag[l], *self.lex.render_frame(l, f)] for f in frames]
-            t = pad_rows(rows, self.cfg.seq_len)
+        per_language = [[[self.lex.tag[l], *self.lex.render_frame(l, f)] for f in frames]
+                        for l in range(self.lex.n_languages)]
+        width = max(len(r) for rows in per_language for r in rows)       # no columns of padding only
+        for rows in per_language:
+            t = pad_rows(rows, width)
             m = t != PAD
             m[:, 0] = False
             toks.append(t)
@@ -156,7 +158,7 @@ class Corpus:
     def task_prompts(self, l: int, n: int, seed: int, which: str = "test"):
         """`n` questions `<tag_l> sentence Q A` in language l about frames whose verb is a test verb (`which` =
         "test") or a training verb ("train"); the same frames and questions in every language for one seed.
-        Returns tokens (n, seq_len), the index of each prompt's last token (n,) and the answer nouns (n,)."""
+        Returns tokens (n, longest prompt), the index of each prompt's last token (n,) and the answer nouns (n,)."""
         if which not in ("test", "train"):
             raise ValueError(f"which must be 'test' or 'train', got {which!r}")
         rng = np.random.default_rng(seed)
@@ -164,7 +166,7 @@ class Corpus:
         asks = rng.integers(0, 2, n)
         rows = [[self.lex.tag[l], *self.lex.render_question(l, f, int(a), answer=False)] for f, a in zip(frames, asks)]
         answers = np.where(asks == 0, frames[:, 0], frames[:, 3])
-        return pad_rows(rows, self.cfg.seq_len), np.array([len(r) - 1 for r in rows]), answers
+        return pad_rows(rows, max(len(r) for r in rows)), np.array([len(r) - 1 for r in rows]), answers
 
     def task_text(self, l: int, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
         """`n` rows of one answered question each in language l, as in training (tokens, content mask without the
@@ -172,7 +174,7 @@ class Corpus:
         rng = np.random.default_rng(seed)
         frames = self._frames(check_int("n", n), rng)
         rows = [[self.lex.tag[l], *self.lex.render_question(l, f, int(a))] for f, a in zip(frames, rng.integers(0, 2, n))]
-        t = pad_rows(rows, self.cfg.seq_len)
+        t = pad_rows(rows, max(len(r) for r in rows))
         m = t != PAD
         m[:, 0] = False
         return t, m
