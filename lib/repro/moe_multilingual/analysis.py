@@ -18,7 +18,7 @@ from .divergence import divergence_by_layer, sequence_routing
 from .experts import expert_fractions, expert_shift, overlap_by_tau
 from .steering import steered, task_correct
 
-__all__ = ["Study", "layer_windows", "routing_views", "next_token_accuracy", "steering_plans", "analyse", "observables", "CONDITIONS"]
+__all__ = ["Study", "layer_windows", "routing_views", "steering_plans", "analyse", "observables", "CONDITIONS"]
 
 #: Steering conditions: (name, which experts, which layers, mode). "none" is the unsteered baseline.
 CONDITIONS = (("none", None, None, None),
@@ -105,21 +105,6 @@ def routing_views(model, tokens, masks) -> tuple[np.ndarray, np.ndarray, np.ndar
     cka = np.array([[linear_cka(states[0, j], states[l, j]) for j in range(states.shape[1])]
                     for l in range(len(states))])
     return divergence_by_layer(routing), divergence_by_layer(routing, normalized=False), cka
-
-
-@torch.no_grad()
-def next_token_accuracy(model, tokens, masks) -> np.ndarray:
-    """Per language: the fraction of sentence tokens after the first that the model predicts exactly (argmax of
-    the next-token logits), on parallel sentences (languages, n, length); a language-modelling view of how well
-    the model knows each language. Explained in chapters/moe-multilingual/02_experiments.md."""
-    model.eval()
-    out = []
-    with thread_limit(1):
-        for t, m in zip(tokens, masks):
-            target = m[:, 1:] & m[:, :-1]                  # predict a sentence token from inside the sentence
-            hit = model(t).logits[:, :-1].argmax(-1) == t[:, 1:]
-            out.append(float(hit[target].float().mean()))
-    return np.array(out)
 
 
 def steering_plans(task_shift, language_shift, others, windows, n_languages, n_experts, seed=0) -> dict:
