@@ -104,10 +104,15 @@ def bl_term_study(seed: int, scale: str = "ci", cfg: Config | None = None) -> np
             X, y, ystar = synthetic_ump(z["n_synth"], s)
             n = len(X) * 3 // 4
             bl, _ = fit_dsm(X[:n], y[:n], cfg, s)
-            r2 = [float(r2_score(ystar[n:], fit_amortized(bl, X[:n], y[:n], cfg, s, w_bl=w)(_tensor(X[n:]))[:, 0]
-                                 .detach().numpy())) for w in (1.0, 0.0)]
-            diffs.append(r2[0] - r2[1])
+            with_term, without = (_amortized_r2(bl, X, y, ystar, n, cfg, s, w) for w in (1.0, 0.0))
+            diffs.append(with_term - without)
     return np.array(diffs)
+
+
+def _amortized_r2(bl, X, y, ystar, n, cfg, seed, w_bl):
+    """R² against y* on rows n: of the amortized predictor trained on rows :n with BL-term weight w_bl."""
+    g = fit_amortized(bl, X[:n], y[:n], cfg, seed, w_bl=w_bl)
+    return float(r2_score(ystar[n:], g(_tensor(X[n:]))[:, 0].detach().numpy()))
 
 
 def _regress(seed, z, cfg):
@@ -116,8 +121,7 @@ def _regress(seed, z, cfg):
     n = len(X) * 3 // 4
     bl, _ = fit_dsm(X[:n], y[:n], cfg, seed)
     for w in (0.0, 1.0):
-        g = fit_amortized(bl, X[:n], y[:n], cfg, seed, w_bl=w)
-        out[f"synth w_bl={w:g}"] = float(r2_score(ystar[n:], g(_tensor(X[n:]))[:, 0].detach().numpy()))
+        out[f"synth w_bl={w:g}"] = _amortized_r2(bl, X, y, ystar, n, cfg, seed, w)
     out["synth ridge"] = float(r2_score(ystar[n:], Ridge().fit(X[:n], y[:n]).predict(X[n:])))
     grid = np.linspace(-2.5, 2.5, 201)
     xs = _tensor(X[n:n + 64]).repeat_interleave(len(grid), 0)
