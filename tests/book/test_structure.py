@@ -166,3 +166,37 @@ def test_every_chapter_ships_the_record_of_its_full_run(chapter):
     assert not stale, (f"{chapter.name}: its full-run record names claims the chapter no longer checks: {stale}; "
                        f"the record is stale, rerun `{rerun_command(chapter.name)}`")
     assert all(c.get("kind") in ("paper", "ours", "check") for c in record["claims"])
+
+
+# --- robustness across seeds (DESIGN.md §4; chapters/appendix/robustness.md) ---------------------------------------
+
+#: The chapters whose seed records were made when the seed sweep arrived (issue 30); every later chapter adds its own.
+SWEPT_FIRST = ("specgd", "multilayer-changepoints", "temporal-sae", "causal-divergence", "scorer", "moe-grokking")
+
+
+@pytest.mark.parametrize("slug", SWEPT_FIRST)
+def test_the_first_chapters_ship_their_seed_record(slug):
+    from repro.book.robustness import seeds_record_path
+
+    assert seeds_record_path(ROOT, slug).exists(), (
+        f"{slug}: no data/{slug}/seeds-run.json; make it with "
+        f"`python -m repro.book seeds --seeds 0-9 --only {slug} --record`")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.name)
+def test_a_seed_record_is_complete_and_not_stale(chapter):
+    from repro.book.robustness import seeds_record_path
+
+    path = seeds_record_path(ROOT, chapter.name)
+    if not path.exists():
+        pytest.skip(f"{chapter.name} has no seed record yet")
+    import json
+
+    record = json.loads(path.read_text())
+    assert re.fullmatch(r"[0-9a-f]{40}", record["commit"]) and len(record["seeds"]) >= 3
+    assert all(r["status"] in ("ok", "cached") for r in record["runs"])
+    assert all(not c["missing"] for c in record["claims"]), f"{chapter.name}: a claim is missing at some seed"
+    sources = chapter_sources(chapter)
+    stale = [c["id"] for c in record["claims"] if f'"{c["id"]}"' not in sources]
+    assert not stale, (f"{chapter.name}: its seed record names claims the chapter no longer checks: {stale}; rerun "
+                       f"`{record['command']}`")

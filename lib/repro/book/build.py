@@ -10,17 +10,19 @@ import os
 import platform
 import shutil
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
+from typing import Callable
 
 from .cache import Cache, cache_key
 from .course import chapter_facts
-from .execute import execute
+from .execute import Execution
+from .executors import Job, run_jobs
 from .params import check_parameters
 from .records import read_record, write_records
+from .robustness import read_seed_records
 from .render import render
 from .stage import stage_files, sync_stage
 from .toc import Page, notebooks
@@ -41,6 +43,8 @@ class BuildOptions:
     force: bool = False
     render: bool = True
     record: bool = False
+    executor: str = "local"
+    scheduler: str | None = None
 
     @property
     def build_dir(self) -> Path:
@@ -83,22 +87,52 @@ def _from_cache(page: Page, opts: BuildOptions, cache: Cache, key: str, hit: dic
             "claims": hit["claims"]}
 
 
-def _run_one(page: Page, opts: BuildOptions, cache: Cache, threads: int) -> dict:
-    key = cache_key(page.source, _params(opts), opts.root)
-    hit = None if opts.force else cache.get(key)
-    if hit:
-        return _from_cache(page, opts, cache, key, hit)
-    entry = _entry(page, opts, key)
-    target = opts.build_dir / "executed" / f"{page.name}.ipynb"
-    print(f"  running {entry['path']} ({threads} thread{'s' if threads > 1 else ''})", flush=True)
-    result = execute(page.source, target, _params(opts), threads=threads, timeout=TIMEOUT_S[opts.scale],
-                     name=entry["path"])
-    if result.status == "ok":
-        cache.put(key, target, {"seconds": result.seconds, "claims": result.claims})
-    print(f"  {result.status:6s} {entry['path']} in {result.seconds:.1f} s"
-          + (f": {result.error}" if result.error else ""), flush=True)
-    return {**entry, "seconds": result.seconds, "status": result.status, "error": result.error,
-            "claims": result.claims}
+def _job(page: Page, opts: BuildOptions, params: dict, key: str, output: Path, threads: int) -> Job:
+    return Job(root=opts.root, source=page.source, output=output, params=params, threads=threads,
+               timeout=TIMEOUT_S[opts.scale], name=page.source.relative_to(opts.root).as_posix(), key=key)
+
+
+def _announce(job: Job) -> None:
+    print(f"  running {job.name} (seed {job.params['seed']}, {job.threads} thread{'s' if job.threads > 1 else ''})",
+          flush=True)
+
+
+def _finished(cache: Cache) -> Callable[[Job, Execution], None]:
+    """What happens when a job ends: a good run goes into the cache, and the end is printed."""
+    def done(job: Job, result: Execution) -> None:
+        if result.status == "ok":
+            cache.put(job.key, job.output, {"seconds": result.seconds, "claims": result.claims})
+        print(f"  {result.status:6s} {job.name} in {result.seconds:.1f} s" + (f": {result.error}" if result.error
+                                                                              else ""), flush=True)
+    return done
+
+
+def execute_pages(plan: list[tuple[Page, list[int]]], opts: BuildOptions, output_dir) -> list[dict]:
+    """Execute (or take from the cache) each page of `plan` at each of its seeds, in one batch of jobs for
+    `opts.executor`; `output_dir(seed)` is where that seed's executed notebooks go. One entry per (page, seed)."""
+    cache = Cache(opts.build_dir / "cache")
+    threads = max(1, available_cores() // opts.jobs)
+    entries, jobs, slots = [], [], []
+    for page, seeds in plan:
+        for seed in seeds:
+            params = {**_params(opts), "seed": seed}
+            key = cache_key(page.source, params, opts.root)
+            output = output_dir(seed) / f"{page.name}.ipynb"
+            hit = None if opts.force else cache.get(key)
+            entry = {**_entry(page, opts, key), "seed": seed}
+            if hit:
+                output.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(cache.notebook(key), output)
+                entry.update(seconds=hit["seconds"], status="cached", error="", claims=hit["claims"])
+            else:
+                jobs.append(_job(page, opts, params, key, output, threads))
+                slots.append(len(entries))
+            entries.append(entry)
+    results = run_jobs(jobs, executor=opts.executor, workers=opts.jobs, scheduler=opts.scheduler,
+                       on_start=_announce, on_done=_finished(cache))
+    for slot, result in zip(slots, results):
+        entries[slot].update(seconds=result.seconds, status=result.status, error=result.error, claims=result.claims)
+    return entries
 
 
 def _cached_others(opts: BuildOptions, cache: Cache, selected: list[Page]) -> list[dict]:
@@ -124,17 +158,16 @@ def _prune_executed(executed_dir: Path, keep: set[str]) -> None:
 
 
 def execute_all(opts: BuildOptions) -> list[dict]:
-    """Execute (or take from the cache) every selected notebook, `opts.jobs` at a time."""
+    """Execute (or take from the cache) every selected notebook, `opts.jobs` at a time, with `opts.executor`."""
     check_parameters(opts.scale, opts.seed, opts.device)
     if opts.jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {opts.jobs}")
     selected = notebooks(opts.root, opts.only)
-    cache = Cache(opts.build_dir / "cache")
-    threads = max(1, available_cores() // opts.jobs)
-    with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
-        entries = list(pool.map(lambda p: _run_one(p, opts, cache, threads), selected))
+    entries = execute_pages([(page, [opts.seed]) for page in selected], opts, lambda seed: opts.build_dir / "executed")
+    for entry in entries:
+        del entry["seed"]
     if opts.only:
-        entries += _cached_others(opts, cache, selected)
+        entries += _cached_others(opts, Cache(opts.build_dir / "cache"), selected)
     else:
         _prune_executed(opts.build_dir / "executed", {e["path"] for e in entries})
     order = {p.name: i for i, p in enumerate(notebooks(opts.root))}
@@ -183,6 +216,7 @@ def build(opts: BuildOptions) -> dict:
         except ValueError as err:  # a failed notebook or uncommitted code: no record, and the build fails
             report["record_error"] = str(err)
     report["full_runs"] = full_runs(opts.root)
+    report["seed_runs"] = read_seed_records(opts.root)
     report["course"] = course
     if opts.render:
         executed = {str(Path(e["path"]).with_suffix("")): opts.build_dir / "executed" /

@@ -3,7 +3,8 @@
 A notebook is re-executed only when its key changes. The key hashes the notebook source, every file under
 `lib/repro/` (jupyter-book's own cache ignores library changes, so it is not used), every file under its chapter's
 `data/<slug>/` (shipped runs, checkpoints and the full-run record it reads: a removed or changed file re-executes the
-notebook, so a missing file shows its error instead of old outputs), the parameters and `requirements.lock`.
+notebook, so a missing file shows its error instead of old outputs; the seed record, `seeds-run.json`, which no
+notebook reads, is left out), the parameters and `requirements.lock`.
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pathlib import Path
 
 IGNORED_PARTS = {"__pycache__", ".ipynb_checkpoints"}
 IGNORED_SUFFIXES = {".pyc", ".pyo"}
+#: Files of data/<slug>/ that no notebook reads: the seed sweep's record (repro.book.seeds).
+NOT_READ_BY_NOTEBOOKS = {"seeds-run.json"}
 
 
 def library_files(lib_dir: Path) -> list[Path]:
@@ -38,6 +41,8 @@ def cache_key(source: Path, params: dict, root: Path) -> str:
         add("lib:" + f.relative_to(lib_dir).as_posix(), f.read_bytes())
     data_dir = root / "data" / source.parent.name
     for f in library_files(data_dir):
+        if f.name in NOT_READ_BY_NOTEBOOKS:
+            continue
         add("data:" + f.relative_to(data_dir).as_posix(), f.read_bytes())
     add("params", json.dumps(params, sort_keys=True).encode())
     lock = root / "requirements.lock"

@@ -1,5 +1,6 @@
-"""The command line: `python -m repro.book build [--scale ci|full] [--jobs N] [--only SLUG…] [--force] [--record]`,
-`list`, and `pdf` (the built book as one PDF)."""
+"""The command line: `python -m repro.book build [--scale ci|full] [--jobs N] [--only SLUG…] [--force] [--record]
+[--executor local|dask [--scheduler ADDRESS]]`, `seeds --seeds 0-9 [--only SLUG…] [--record]` (a seed sweep, see
+`repro.book.seeds`), `list`, and `pdf` (the built book as one PDF)."""
 from __future__ import annotations
 
 import argparse
@@ -8,9 +9,11 @@ import time
 from pathlib import Path
 
 from .build import BuildOptions, available_cores, build, succeeded
+from .executors import EXECUTORS
 from .claims import KINDS, format_value
 from .params import BookParameterError, DEVICES, SCALES
 from .render import render_pdf
+from .seeds import parse_seeds, sweep, sweep_failed, write_seed_records
 from .toc import notebooks
 
 
@@ -28,9 +31,60 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--no-render", action="store_true", help="execute only; skip staging and rendering")
     b.add_argument("--record", action="store_true",
                    help="with --scale full --only SLUG…: write data/<slug>/full-run.json, the run's evidence")
+    _executor_arguments(b)
+    s = sub.add_parser("seeds", help="run chapters at many seeds (no render) and report each claim's verdicts")
+    s.add_argument("--seeds", required=True, help="e.g. 0-9, or 0,1,2, or 0-4,7")
+    s.add_argument("--scale", choices=SCALES, default="ci")
+    s.add_argument("--device", choices=DEVICES, default="cpu")
+    s.add_argument("--jobs", type=int, default=min(2, available_cores()), help="notebooks run at once")
+    s.add_argument("--only", nargs="+", metavar="SLUG", help="sweep only these chapters")
+    s.add_argument("--force", action="store_true", help="ignore the cache")
+    s.add_argument("--record", action="store_true", help="write data/<slug>/seeds-run.json for each chapter")
+    _executor_arguments(s)
     sub.add_parser("list", help="list the notebooks in reading order")
     sub.add_parser("pdf", help="the built book as one PDF, _build/latex/book.pdf (after build; needs TeX)")
     return parser
+
+
+def _executor_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--executor", choices=EXECUTORS, default="local",
+                        help="local: --jobs notebooks at once here; dask: each notebook a task on a Dask cluster")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="with --executor dask: a running scheduler (tcp://host:8786); default: a LocalCluster "
+                             "of --jobs workers on this machine")
+
+
+def seeds_summary(result: dict) -> str:
+    """The table printed at the end of a seed sweep: per claim, held at k of n seeds; fragile claims first."""
+    lines = [f"{'chapter':26s} {'claim':40s} {'kind':6s} held  expected at every seed"]
+    rows = [(slug, c) for slug, ch in result["chapters"].items() for c in ch["claims"]]
+    for slug, c in sorted(rows, key=lambda r: not r[1]["fragile"]):
+        n = len(result["chapters"][slug]["seeds"])
+        mark = "yes" if c["as_expected"] else "NO" + (" (fragile)" if c["fragile"] else "")
+        lines.append(f"{slug:26s} {c['id'][:40]:40s} {c['kind']:6s} {c['held']:>2d}/{n:<2d} {mark}")
+    for slug, ch in result["chapters"].items():
+        if ch["why"]:
+            lines.append(f"{slug}: seeds {', '.join(map(str, ch['seeds']))} only: {ch['why']}")
+    lines += [f"failed: {f}" for f in sweep_failed(result)]
+    lines += [f"recorded {path}" for path in result.get("recorded", [])]
+    if result.get("record_error"):
+        lines.append(f"NOT RECORDED: {result['record_error']}")
+    lines.append(f"total {result['seconds']:.1f} s at scale={result['scale']} with the {result['executor']} executor "
+                 f"(--jobs {result['jobs']}); _build/seeds.json has every value")
+    return "\n".join(lines)
+
+
+def _seeds(args, root: Path) -> int:
+    opts = BuildOptions(root=root, scale=args.scale, device=args.device, jobs=args.jobs, only=args.only,
+                        force=args.force, render=False, executor=args.executor, scheduler=args.scheduler)
+    result = sweep(opts, parse_seeds(args.seeds))
+    if args.record:
+        try:
+            result["recorded"] = [p.relative_to(root).as_posix() for p in write_seed_records(result, root)]
+        except ValueError as err:
+            result["record_error"] = str(err)
+    print(seeds_summary(result))
+    return 1 if sweep_failed(result) or result.get("record_error") else 0
 
 
 def summary(report: dict) -> str:
@@ -77,8 +131,11 @@ def main(argv=None) -> int:
             return 0
         if args.command == "pdf":
             return _pdf(root)
+        if args.command == "seeds":
+            return _seeds(args, root)
         opts = BuildOptions(root=root, scale=args.scale, seed=args.seed, device=args.device, jobs=args.jobs,
-                            only=args.only, force=args.force, render=not args.no_render, record=args.record)
+                            only=args.only, force=args.force, render=not args.no_render, record=args.record,
+                            executor=args.executor, scheduler=args.scheduler)
         report = build(opts)
     except (BookParameterError, ValueError, FileNotFoundError) as err:
         print(f"repro.book: {err}", file=sys.stderr)

@@ -4,7 +4,8 @@ Pages hold markers that the stage step replaces with markdown made from the buil
 `<!-- repro:claims SLUG -->` (a chapter's claims by kind, at ci and in its full-run record, in its index.md),
 `<!-- repro:scoreboard -->` (the counts per chapter, on the front page), `<!-- repro:scoreboard-full -->` (the counts
 and every claim of the book, on the scoreboard appendix), `<!-- repro:status -->` (run times and environment) and
-`<!-- repro:course -->` (the course guide's tables, from `report["course"]`, see `repro.book.course`).
+`<!-- repro:course -->` (the course guide's tables, from `report["course"]`, see `repro.book.course`) and
+`<!-- repro:robustness -->` (every claim across the seeds of the shipped seed records, see `repro.book.robustness`).
 """
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import re
 from collections import defaultdict
 
 from .course import suggested_order
+from .robustness import chapter_seed_line, robustness_page
 from .claims import KIND_TITLES, KINDS, LEGEND, claims_markdown, format_test, result_cell, table_cell
 
-MARKER = re.compile(r"^<!--[ \t]*repro:(claims|scoreboard-full|scoreboard|status|course)(?:[ \t]+([\w-]+))?[ \t]*-->[ \t]*$",
+MARKER = re.compile(r"^<!--[ \t]*repro:(claims|scoreboard-full|scoreboard|status|course|robustness)(?:[ \t]+([\w-]+))?[ \t]*-->[ \t]*$",
                     re.M)
 CHAPTER_BUDGET_S = 90
 
@@ -55,7 +57,8 @@ def chapter_claims(report: dict, slug: str) -> str:
     note = f"\n\n```{{warning}}\nThese notebooks failed in this build: {', '.join(failed)}.\n```" if failed else ""
     full = _full_record(report, slug)
     return (claims_markdown(records, full_record=full or {"claims": []})
-            + f"\n\nChecked at `scale=\"{report['scale']}\"` in this build. {record_line(full, slug)}" + note)
+            + f"\n\nChecked at `scale=\"{report['scale']}\"` in this build. {record_line(full, slug)}"
+            + f"\n\n{chapter_seed_line(report, slug)}" + note)
 
 
 def _count(records, kind) -> str:
@@ -202,6 +205,8 @@ def fill_markers(text: str, report: dict) -> str:
             return scoreboard(report, full=True)
         if kind == "course":
             return course_guide(report)
+        if kind == "robustness":
+            return robustness_page(report)
         return status(report)
 
     def replace(match):  # blank lines around, so a table never swallows the paragraph after it

@@ -52,7 +52,7 @@ def commit_of(root: Path) -> tuple[str, bool]:
     """The commit checked out at `root` and whether the chapters or the library differ from it."""
     commit = _git(root, "rev-parse", "HEAD")
     dirty = bool(_git(root, "status", "--porcelain", "--", "lib", "chapters", "requirements.lock", "data",
-                      ":(exclude)data/*/" + RECORD_NAME))
+                      ":(exclude)data/*/" + RECORD_NAME, ":(exclude)data/*/seeds-run.json"))
     return commit, dirty
 
 

@@ -1,0 +1,148 @@
+"""Seed sweeps (DESIGN.md §4; chapters/appendix/robustness.md): `python -m repro.book seeds --seeds 0-9`.
+
+A claim that holds at one seed is an anecdote. The sweep runs every notebook of the chosen chapters at each seed
+(no render; cached per notebook and seed like the build; on the local executor or a Dask cluster) and writes
+`_build/seeds.json`: for each claim its kind, the verdict the chapter expects, its verdict and observed value at each
+seed, and whether the verdict was the expected one at every seed. With `--record` it also writes
+`data/<slug>/seeds-run.json` for each chapter, naming the commit it ran from, as the full-run record does; the
+robustness page of the appendix is generated from those records.
+
+A chapter that can run only some seeds (it reads training runs shipped for seeds 0, 1, 2 at ci, say) declares them in
+the front matter of its `index.md`, and the sweep runs those only, saying why:
+
+    seeds:
+      only: [0, 1, 2]
+      why: its ci notebooks read the training runs shipped for these seeds (data/moe-grokking/seed<k>.npz)
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .build import BuildOptions, environment, execute_pages
+from .course import front_matter
+from .params import check_parameters
+from .records import commit_of
+from .robustness import seeds_record_path
+from .toc import notebooks
+
+_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+
+
+def parse_seeds(spec: str) -> list[int]:
+    """'0-9' → 0..9, '0,3,5-7' → [0, 3, 5, 6, 7]; a clear ValueError for anything else."""
+    seeds: list[int] = []
+    for part in str(spec).split(","):
+        match = _RANGE.match(part.strip())
+        if not match:
+            raise ValueError(f"--seeds {spec!r}: write seeds as a range and/or a list, e.g. 0-9 or 0,1,2 or 0-4,7")
+        lo, hi = int(match.group(1)), int(match.group(2) or match.group(1))
+        if hi < lo:
+            raise ValueError(f"--seeds {spec!r}: the range {part.strip()} runs backwards")
+        seeds += [s for s in range(lo, hi + 1) if s not in seeds]
+    return seeds
+
+
+def chapter_seeds(root: Path, slug: str, wanted: list[int]) -> tuple[list[int], str]:
+    """The seeds of `wanted` that chapter `slug` can run, and why it runs fewer (from its index.md front matter)."""
+    meta = front_matter(Path(root) / "chapters" / slug / "index.md").get("seeds") or {}
+    if not meta:
+        return list(wanted), ""
+    only, why = meta.get("only"), meta.get("why")
+    if not isinstance(only, list) or not all(isinstance(s, int) for s in only) or not isinstance(why, str):
+        raise ValueError(f"chapters/{slug}/index.md: `seeds:` needs `only: [seeds…]` and `why: <text>` "
+                         "(see lib/repro/book/seeds.py)")
+    return [s for s in wanted if s in only], why.strip()
+
+
+def _verdicts(entries: list[dict], seeds: list[int]) -> list[dict]:
+    """Per claim (in the notebooks' order): kind, expect, says, and at each seed its verdict and observed value."""
+    claims: dict[str, dict] = {}
+    for entry in entries:
+        for c in entry.get("claims", []):
+            row = claims.setdefault(c["id"], {"id": c["id"], "kind": c.get("kind", "paper"), "says": c.get("says", ""),
+                                              "expect": c.get("expect", True), "notebook": entry["path"],
+                                              "holds": {}, "observed": {}})
+            row["holds"][str(entry["seed"])] = bool(c["holds"])
+            row["observed"][str(entry["seed"])] = c.get("observed")
+    for row in claims.values():
+        verdicts = [row["holds"].get(str(s)) for s in seeds]
+        row["missing"] = [s for s, v in zip(seeds, verdicts) if v is None]
+        row["held"] = sum(bool(v) for v in verdicts)
+        row["fragile"] = len({v for v in verdicts if v is not None}) > 1
+        row["as_expected"] = not row["missing"] and all(v == row["expect"] for v in verdicts)
+    return list(claims.values())
+
+
+def summarise(root: Path, entries: list[dict], chapters: dict[str, tuple[list[int], str]]) -> dict:
+    """The sweep's result per chapter: its seeds, why fewer, its notebooks' runs and its claims (`_verdicts`)."""
+    out = {}
+    for slug, (seeds, why) in chapters.items():
+        mine = [e for e in entries if e["chapter"] == slug]
+        out[slug] = {"seeds": seeds, "why": why,
+                     "runs": [{"path": e["path"], "seed": e["seed"], "status": e["status"], "seconds": e["seconds"],
+                               "error": e["error"]} for e in mine],
+                     "claims": _verdicts(mine, seeds)}
+    return out
+
+
+def sweep(opts: BuildOptions, seeds: list[int]) -> dict:
+    """Run the chosen chapters' notebooks at every seed; return (and write to `_build/seeds.json`) the sweep."""
+    for seed in seeds:
+        check_parameters(opts.scale, seed, opts.device)
+    if not seeds:
+        raise ValueError("--seeds: no seed to run")
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    t0 = time.perf_counter()
+    pages = notebooks(opts.root, opts.only)
+    chapters = {slug: chapter_seeds(opts.root, slug, seeds) for slug in dict.fromkeys(p.chapter for p in pages)}
+    plan = [(page, chapters[page.chapter][0]) for page in pages]   # one batch: the executor sees every job at once
+    entries = execute_pages(plan, opts, lambda s: opts.build_dir / "seeds" / f"seed{s}")
+    result = {"scale": opts.scale, "seeds": seeds, "device": opts.device, "executor": opts.executor,
+              "jobs": opts.jobs, "started": started, "seconds": round(time.perf_counter() - t0, 1),
+              "environment": environment(), "chapters": summarise(opts.root, entries, chapters)}
+    opts.build_dir.mkdir(exist_ok=True)
+    (opts.build_dir / "seeds.json").write_text(json.dumps(result, indent=1, ensure_ascii=False))
+    return result
+
+
+def sweep_failed(result: dict) -> list[str]:
+    """'path at seed k: error' for every notebook run of the sweep that failed."""
+    return [f"{r['path']} at seed {r['seed']}: {r['error']}" for ch in result["chapters"].values() for r in ch["runs"]
+            if r["status"] == "failed"]
+
+
+def write_seed_records(result: dict, root: Path) -> list[Path]:
+    """`data/<slug>/seeds-run.json` for every chapter of the sweep; ValueError (nothing written) when a run failed
+    or the code that ran is not a commit."""
+    failed = sweep_failed(result)
+    if failed:
+        raise ValueError("--record: not recorded, these runs failed: " + "; ".join(failed))
+    commit, dirty = commit_of(root)
+    if not commit or dirty:
+        raise ValueError("--record: commit your changes first (a record names the commit it ran from, and "
+                         "lib/, chapters/, data/ or requirements.lock differ from it)")
+    env = result["environment"]
+    date = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    written = []
+    for slug, chapter in result["chapters"].items():
+        record = {"chapter": slug, "commit": commit, "date": date, "scale": result["scale"],
+                  "device": result["device"], "executor": result["executor"],
+                  "machine": f"{env.get('machine', '?')}, {env.get('cores', '?')} cores",
+                  "command": f"python -m repro.book seeds --seeds {_spec(chapter['seeds'])} --only {slug} "
+                             f"--scale {result['scale']} --record", **chapter}
+        path = seeds_record_path(root, slug)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def _spec(seeds: list[int]) -> str:
+    """The shortest --seeds text for a list: 0-9 for a run of seeds, else a comma list."""
+    if seeds and seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ",".join(map(str, seeds))
