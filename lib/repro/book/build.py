@@ -93,8 +93,8 @@ def _job(page: Page, opts: BuildOptions, params: dict, key: str, output: Path, t
 
 
 def _announce(job: Job) -> None:
-    print(f"  running {job.name} (seed {job.params['seed']}, {job.threads} thread{'s' if job.threads > 1 else ''})",
-          flush=True)
+    seed = f"seed {job.params['seed']}, " if job.params["seed"] else ""
+    print(f"  running {job.name} ({seed}{job.threads} thread{'s' if job.threads > 1 else ''})", flush=True)
 
 
 def _finished(cache: Cache) -> Callable[[Job, Execution], None]:
@@ -102,8 +102,9 @@ def _finished(cache: Cache) -> Callable[[Job, Execution], None]:
     def done(job: Job, result: Execution) -> None:
         if result.status == "ok":
             cache.put(job.key, job.output, {"seconds": result.seconds, "claims": result.claims})
-        print(f"  {result.status:6s} {job.name} in {result.seconds:.1f} s" + (f": {result.error}" if result.error
-                                                                              else ""), flush=True)
+        seed = f" (seed {job.params['seed']})" if job.params["seed"] else ""
+        print(f"  {result.status:6s} {job.name}{seed} in {result.seconds:.1f} s"
+              + (f": {result.error}" if result.error else ""), flush=True)
     return done
 
 

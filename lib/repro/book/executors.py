@@ -51,7 +51,10 @@ Done = Callable[[Job, Execution], None]
 
 def run_jobs(jobs: list[Job], *, executor: str = "local", workers: int = 1, scheduler: str | None = None,
              on_start: Callable[[Job], None] | None = None, on_done: Done | None = None) -> list[Execution]:
-    """Run `jobs` with the named executor (`EXECUTORS`); one `Execution` per job, in the jobs' order."""
+    """Run `jobs` with the named executor (`EXECUTORS`); one `Execution` per job, in the jobs' order.
+
+    `on_start(job)` is called when the local executor starts a job (the Dask scheduler starts them out of our sight,
+    so there it is not called); `on_done(job, result)` when any job ends."""
     if executor not in EXECUTORS:
         raise ValueError(f"--executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     if workers < 1:
@@ -143,11 +146,13 @@ def _run_dask(jobs, workers, scheduler, on_start, on_done) -> list[Execution]:
         per_host = _threads_by_host(client)
         threads = min(per_host.values())   # a task may land on any host: the smallest share keeps every host capped
         futures = {}
-        for i, job in enumerate(jobs):
+        for i, job in enumerate(jobs):   # the scheduler decides when each starts: on_start is not called here
             job = Job(**{**job.__dict__, "threads": min(job.threads, threads)})
-            if on_start:
-                on_start(job)
             futures[client.submit(run_on_worker, job, key=f"notebook-{i}-{job.key[:16]}", pure=False)] = (i, job)
+        workers_now = len(client.scheduler_info(n_workers=-1)["workers"])
+        print(f"  submitted {len(jobs)} notebook run{'s' if len(jobs) > 1 else ''} to the Dask cluster "
+              f"({workers_now} worker{'s' if workers_now > 1 else ''}, {threads} thread{'s' if threads > 1 else ''} "
+              "a task)", flush=True)
         results: list[Execution | None] = [None] * len(jobs)
         for future in as_completed(futures):
             i, job = futures[future]
