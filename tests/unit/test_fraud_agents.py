@@ -81,3 +81,15 @@ def test_endpoint_adapter_against_stub():
     finally:
         server.shutdown()
     assert parse_action("no json here") == Action("noop")
+
+
+def test_mesa_schedules_the_same_experiment_log_for_log():
+    from repro.fraud_agents.mesa_peer import PlatformModel, code_lines, simulate_mesa
+
+    cfg = Config(n_benign=30, n_malicious=3, steps=40, monitor_recall=0.5, monitor_fpr=0.05)
+    ours = simulate(cfg, Hazard(), 4)
+    peer = simulate_mesa(cfg, Hazard(), 4)
+    assert log_digest(ours.log) == log_digest(peer.log) and len(ours.log) > 0
+    model = PlatformModel(cfg, Hazard(), 4)
+    assert len(model.agents) == 33 and model.users[5].index == 5
+    assert code_lines(Platform.step) == 4   # def, for, act, t += 1: the docstring is not counted

@@ -41,6 +41,19 @@ def replicate(config: Config, hazard: Hazard, seeds) -> dict:
     return mean
 
 
+def paired_interval(on_runs, off_runs, key: str = "r_pop", level: float = 0.90) -> tuple[float, float, float]:
+    """Mean of the run-by-run difference on − off of `key` (in points), and its `level` t-interval over the pairs.
+    (chapters/fraud-agents/02_experiments.md)"""
+    import scipy.stats
+
+    if len(on_runs) != len(off_runs) or len(on_runs) < 2:
+        raise ValueError(f"paired_interval needs two lists of at least 2 runs of equal length, got {len(on_runs)} "
+                         f"and {len(off_runs)}")
+    diff = 100 * np.array([a[key] - b[key] for a, b in zip(on_runs, off_runs)])
+    half = scipy.stats.t.ppf(0.5 + level / 2, len(diff) - 1) * diff.std(ddof=1) / np.sqrt(len(diff))
+    return float(diff.mean()), float(diff.mean() - half), float(diff.mean() + half)
+
+
 def calibrate(config: Config, seeds, base: Hazard = Hazard(), rounds: int = 2, steps: int = 6) -> Hazard:
     """Fit α (to R_conv) and the engagement rate (to R_pop, bisected on a log scale in [0.001, 0.3]) to TARGETS by
     alternating bisection, each trial the mean over runs with the given (development) seeds.

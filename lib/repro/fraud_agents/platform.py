@@ -240,9 +240,9 @@ class Platform:
                 for pair in self.chats[j]:
                     self.channels[pair].open = False
 
-    def step(self, policy):
-        """One step: monitor, share memory, then every active agent (in random order) observes and acts.
-        (chapters/fraud-agents/01_platform.md)"""
+    def agents_to_act(self) -> list[int]:
+        """Begin a step: monitor, share memory, move the recommender's window; return the agents that act this step,
+        active this hour and not banned, in a random order. (chapters/fraud-agents/01_platform.md)"""
         c = self.config
         if c.monitor_recall + c.monitor_fpr > 0 and self.t % c.monitor_gap == c.monitor_gap - 1:
             self._monitor()
@@ -252,10 +252,18 @@ class Platform:
         while self._lo < len(self.posts) and self.posts[self._lo][1] < self.t - 20:
             self._lo += 1
         hour = (self.t * 3 // 60) % 24
-        act = self.rng.random(self.n) < self.activity[:, hour]
-        for i in self.rng.permutation(self.n):
-            if act[i] and i not in self.banned:
-                self.apply(int(i), policy.act(self.observe(int(i))))
+        active = self.rng.random(self.n) < self.activity[:, hour]
+        return [int(i) for i in self.rng.permutation(self.n) if active[i] and i not in self.banned]
+
+    def act(self, i: int, policy):
+        """Agent i's turn: it observes, `policy` chooses, the platform applies. (chapters/fraud-agents/01_platform.md)"""
+        self.apply(i, policy.act(self.observe(i)))
+
+    def step(self, policy):
+        """One step: monitor, share memory, then every active agent (in random order) observes and acts.
+        (chapters/fraud-agents/01_platform.md)"""
+        for i in self.agents_to_act():
+            self.act(i, policy)
         self.t += 1
 
     def run(self, policy):
