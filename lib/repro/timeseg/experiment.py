@@ -52,12 +52,14 @@ class Comparison:
     target: torch.Tensor
 
 
-def compare(models: dict, name: str, n_test: int, seed: int, lam: float = 0.3, lime_samples: int = 100,
-            patch: int = 10) -> Comparison:
-    """Explain ``n_test`` test series of ``name`` with TimeSeg (the ``λ = lam`` policy) and the baselines.
-
-    Explained in chapters/timeseg/02_experiments.md.
+def compare(models: dict, name: str, n_test: int, seed: int, lam: float = 0.3, lime_samples: int = 64,
+            patch: int = 10, ig_steps: int = 20, methods=METHODS) -> Comparison:
+    """Explain ``n_test`` test series of ``name`` with TimeSeg (the ``λ = lam`` policy) and the baselines named in
+    ``methods``. Explained in chapters/timeseg/02_experiments.md.
     """
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown or "TimeSeg" not in methods:
+        raise ValueError(f"methods must include 'TimeSeg' and be among {METHODS}; got {tuple(methods)}")
     te = test_data(name, check_int("n_test", n_test), seed)
     model = models["blackbox"][name]
     policy = models["policy"][f"{name}-lam{lam:g}"]
@@ -67,10 +69,12 @@ def compare(models: dict, name: str, n_test: int, seed: int, lam: float = 0.3, l
     target = soft_target(model, x).argmax(-1)
     budget = ex.mask.sum(-1)
     masks, seconds = {"TimeSeg": ex.mask}, {"TimeSeg": ex.seconds / len(x)}
-    for label, fn in (("IG", lambda: integrated_gradients(model, x, target)),
+    for label, fn in (("IG", lambda: integrated_gradients(model, x, target, n_steps=ig_steps)),
                       ("Occlusion", lambda: occlusion(model, x, target, window=patch, stride=patch // 2)),
                       ("LIME (patches)", lambda: lime_patches(model, x, target, patch=patch,
                                                               n_samples=lime_samples, seed=seed))):
+        if label not in methods:
+            continue
         t0 = time.perf_counter()
         a = fn()
         seconds[label] = (time.perf_counter() - t0) / len(x)
