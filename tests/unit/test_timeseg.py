@@ -196,3 +196,19 @@ def test_lime_recovers_an_additive_patch_effect():
     x[:, 0:10] = -1.0
     a = lime_patches(Additive(), x, torch.zeros(2, dtype=torch.long), patch=10, n_samples=300)
     assert (a[:, 25] > a[:, 35]).all() and (a[:, 5] > a[:, 35]).all()
+
+
+def test_shipped_models_round_trip(tmp_path):
+    from repro.timeseg.shipped import load_models, save_models
+
+    torch.manual_seed(0)
+    models = {"blackbox": {"seqcomb": TCN(3, channels=4, blocks=1).eval()},
+              "policy": {"seqcomb-lam0.3": SegmentPolicy(TimeSegConfig().hidden).eval()},
+              "logs": {"seqcomb-lam0.3": {"returns": [0.1]}}, "accuracy": {"seqcomb": 0.5}, "seconds": {}}
+    path = save_models(models, 5, tmp_path / "m.pt")
+    back = load_models(5, path)
+    x = torch.randn(3, 40)
+    assert torch.allclose(back["blackbox"]["seqcomb"](x), models["blackbox"]["seqcomb"](x))
+    assert back["provenance"]["seed"] == 5 and "commit" in back["provenance"]
+    with pytest.raises(FileNotFoundError, match="scale='full'"):
+        load_models(5, tmp_path / "missing.pt")
