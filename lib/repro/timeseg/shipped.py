@@ -112,7 +112,7 @@ def load_models(seed: int, path=None) -> dict:
     """
     path = Path(path) if path else shipped_path(seed)
     if not path.is_file():
-        raise FileNotFoundError(f"{path} not found: the ci build ships seeds 0, 1, 2 and 100; run the chapter at "
+        raise FileNotFoundError(f"{path} not found: the ci build ships seeds 0, 1 and 2; run the chapter at "
                                 f"scale='full' (it retrains) or `python -m repro.timeseg.shipped {seed}`")
     blob = torch.load(path, weights_only=True)
     out = {"blackbox": {}, "policy": {}, "logs": blob["logs"], "accuracy": blob["accuracy"],
