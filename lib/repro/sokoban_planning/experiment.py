@@ -28,11 +28,11 @@ LEVELS_PATH = DATA_DIR / "sokoban-planning" / "levels.npz"
 AGENT_PATH = DATA_DIR / "sokoban-planning" / "agent.pt"
 LEVEL_SEED = 1000                     # the pools' generator seed (train and test pools are disjoint draws)
 AGENT_CONFIG = DRCConfig(size=7, enc=8, hidden=8, layers=3, ticks=3, head=128)
-TRAIN_CONFIG = TrainConfig(iterations=600, batch=32, max_steps=30, lr=3e-3, beta_fraction=0.8, seed=7)
+TRAIN_CONFIG = TrainConfig(iterations=1000, batch=32, max_steps=30, lr=3e-3, beta_fraction=0.8, seed=7)
 SETTINGS = {
     # held-out levels per seed, episode cap, random-channel draws, tick count of the plan-growth analysis
-    "ci": {"n_test": 200, "max_steps": 30, "random_draws": 3, "growth_ticks": 9, "smoke_iterations": 8},
-    "full": {"n_test": 600, "max_steps": 30, "random_draws": 5, "growth_ticks": 9, "smoke_iterations": 8},
+    "ci": {"n_test": 150, "max_steps": 30, "random_draws": 3, "growth_ticks": 9, "smoke_iterations": 4},
+    "full": {"n_test": 450, "max_steps": 30, "random_draws": 5, "growth_ticks": 9, "smoke_iterations": 4},
 }
 
 

@@ -21,7 +21,8 @@ __all__ = ["Rollout", "rollout", "first_step_ticks"]
 @dataclass
 class Rollout:
     """What a rollout saw: `solved` and `steps` (B,), `live` (T, B) (level unfinished at the start of step t),
-    `pushes` (P, 4) int array of (step, level, square, direction), and `hidden` (T, B, D, C, H, W) float32 or None.
+    `pushes` (P, 4) int array of (step, level, square, direction), `actions` (T, B) (-1 where not live), and
+    `hidden` (T, B, D, C, H, W) float32 or None.
 
     Explained in chapters/sokoban-planning/02_experiments.md.
     """
@@ -30,6 +31,7 @@ class Rollout:
     steps: np.ndarray
     live: np.ndarray
     pushes: np.ndarray
+    actions: np.ndarray
     hidden: np.ndarray | None
 
     @property
@@ -39,14 +41,17 @@ class Rollout:
 
 
 def rollout(model: DRC | None, grids, max_steps: int = 30, *, policy: str = "greedy", ablate=None,
-            record: bool = False, seed: int = 0) -> Rollout:
+            record: bool = False, seed: int = 0, actions=None) -> Rollout:
     """Play every level of `grids` (B, H, W) for at most `max_steps` steps with the DRC's greedy policy
-    (`policy="greedy"`) or uniformly random actions (`policy="random"`, `model` may be None).
+    (`policy="greedy"`), uniformly random actions (`policy="random"`, `model` may be None), or the (T, B) `actions`
+    of an earlier rollout (`policy="replay"`: another model watches the same episodes).
 
     `ablate` is a (D, C) 0/1 array: channels at 0 are zeroed after every tick. Explained in
     chapters/sokoban-planning/02_experiments.md.
     """
-    check_choice("policy", policy, ("greedy", "random"))
+    check_choice("policy", policy, ("greedy", "random", "replay"))
+    if (policy == "replay") != (actions is not None):
+        raise ValueError("actions must be given exactly when policy='replay'")
     max_steps = check_int("max_steps", max_steps)
     if policy == "greedy" and not isinstance(model, DRC):
         raise ValueError("model must be a DRC for policy='greedy'")
@@ -66,6 +71,7 @@ def rollout(model: DRC | None, grids, max_steps: int = 30, *, policy: str = "gre
     else:
         hidden = None
     live_log = np.zeros((max_steps, b), bool)
+    act_log = np.full((max_steps, b), -1, dtype=np.int64)
     pushes = []
     live = np.flatnonzero(~env.done)
     with torch.no_grad():
@@ -80,8 +86,11 @@ def rollout(model: DRC | None, grids, max_steps: int = 30, *, policy: str = "gre
                     hidden[t, live] = state[0].permute(1, 0, 2, 3, 4).numpy()
             if policy == "greedy":
                 act[live] = logits.argmax(1).numpy()
-            else:
+            elif policy == "random":
                 act[live] = rng.integers(0, 4, len(live))
+            else:
+                act[live] = np.asarray(actions)[t, live]
+            act_log[t, live] = act[live]
             env.step(act)
             for i in np.flatnonzero(env.pushed >= 0):
                 pushes.append((t, i, env.pushed[i], act[i]))
@@ -91,7 +100,7 @@ def rollout(model: DRC | None, grids, max_steps: int = 30, *, policy: str = "gre
                 state = (state[0][:, k], state[1][:, k])
             live = live[keep]
     return Rollout(solved=env.done.copy(), steps=env.steps.copy(), live=live_log,
-                   pushes=np.array(pushes, dtype=np.int64).reshape(-1, 4), hidden=hidden)
+                   pushes=np.array(pushes, dtype=np.int64).reshape(-1, 4), actions=act_log, hidden=hidden)
 
 
 def first_step_ticks(model: DRC, grids, ticks: int = 9) -> np.ndarray:

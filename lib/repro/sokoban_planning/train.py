@@ -3,9 +3,11 @@
 Explained in chapters/sokoban-planning/02_experiments.md. Each iteration rolls a batch of training levels out to the
 end (or `max_steps`): at every live step the solver's table gives the optimal action of the state the agent is in,
 the loss is the cross-entropy of the DRC's policy against it, and the action actually taken is the solver's with
-probability beta (annealed from 1 to 0 over the first half of training) and otherwise a sample of the agent's own
-policy. So early batches are pure behaviour cloning on solver trajectories, and later ones relabel the states the
-agent itself visits (DAgger, Ross et al. 2011). States from which no solution exists are not labelled.
+probability beta and otherwise a sample of the agent's own policy. beta is 1 for the first half of
+`beta_fraction` of training, then falls linearly to 0 at `beta_fraction`. So early batches are pure behaviour
+cloning on solver trajectories, and later ones relabel the states the agent itself visits (DAgger, Ross et al.
+2011). States from which no solution exists are not labelled. The learning rate follows a cosine from `lr` to
+`lr / 10`.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ __all__ = ["TrainConfig", "solver_tables", "expert_actions", "train_bc", "save_a
 @dataclass(frozen=True)
 class TrainConfig:
     """Behaviour-cloning settings: iterations, levels per batch, episode cap, Adam learning rate, the fraction of
-    training over which beta falls from 1 to 0, gradient clip and seed. Explained in
+    training by which beta has fallen to 0 (module docstring), gradient clip and seed. Explained in
     chapters/sokoban-planning/02_experiments.md."""
 
     iterations: int = 1500
@@ -75,12 +77,14 @@ def train_bc(model: DRC, grids, tables, cfg: TrainConfig = TrainConfig(), progre
     rng = np.random.default_rng(cfg.seed)
     torch.manual_seed(cfg.seed)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda i: 0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * min(i, cfg.iterations) / cfg.iterations)))
     log = {k: [] for k in ("loss", "accuracy", "beta", "solved")}
     t0 = time.perf_counter()
     steps = range(cfg.iterations) if progress is None else progress(range(cfg.iterations))
     model.train()
     for it in steps:
-        beta = max(0.0, 1.0 - it / max(1.0, cfg.beta_fraction * cfg.iterations))
+        beta = float(np.clip(2.0 - 2.0 * it / max(1.0, cfg.beta_fraction * cfg.iterations), 0.0, 1.0))
         idx = rng.choice(len(grids), cfg.batch, replace=False)
         env = SokobanBatch(grids[idx])
         tabs = [tables[i] for i in idx]
@@ -114,6 +118,7 @@ def train_bc(model: DRC, grids, tables, cfg: TrainConfig = TrainConfig(), progre
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
         opt.step()
+        sched.step()
         log["loss"].append(float(loss.detach()))
         log["accuracy"].append(correct / max(count, 1))
         log["beta"].append(beta)
