@@ -198,4 +198,6 @@ def plan_growth(ticks_h: np.ndarray, channels, signs, grids, active: float = 0.5
                 dists[k, i] = dist[i][on].mean()
         if np.isfinite(dists[:, i]).all() and np.ptp(dists[:, i]) > 0:
             rising[i] = spearmanr(np.arange(k_ticks), dists[:, i]).statistic > rho
-    return {"size": sizes.mean(1), "distance": np.nanmean(dists, 1), "rising": float(rising.mean())}
+    seen = np.isfinite(dists)
+    distance = np.where(seen.any(1), np.nansum(dists, 1) / np.maximum(seen.sum(1), 1), np.nan)
+    return {"size": sizes.mean(1), "distance": distance, "rising": float(rising.mean())}
