@@ -9,7 +9,8 @@ train RL agents (PPO for TimeSeg, a Sokoban agent). Modules, one idea each:
 - :mod:`.dqn`      G Q-networks as batched weights with an encoder / Q-head split, Adam per group, the DQN update and
   the training loop with its diagnostics;
 - :mod:`.evaluate` return curves, AUC, greedy rollouts for value bias (intervals and smoothing: `repro.common`);
-- :mod:`.ppo`      a small PPO for discrete (factorised) actions: TD/GAE advantages, clipped loss, update (chapters/timeseg/).
+- :mod:`.ppo`      a small PPO for discrete (factorised) actions: TD/GAE advantages, clipped loss, update (chapters/timeseg/);
+- :mod:`.sokoban`  numpy Sokoban: Boxoban-style generator, BFS solver and table, batch step (chapters/sokoban-planning/).
 """
 from .dqn import BatchedAdam, DQNConfig, DQNUpdate, QNetwork, TrainLog, epsilon_schedule, l1_norm, td_errors, train
 from .envs import ENV_IDS, EnvStep, GroupedEnvs, make_vector_env
