@@ -54,27 +54,77 @@ def paired_interval(on_runs, off_runs, key: str = "r_pop", level: float = 0.90) 
     return float(diff.mean()), float(diff.mean() - half), float(diff.mean() + half)
 
 
-def calibrate(config: Config, seeds, base: Hazard = Hazard(), rounds: int = 2, steps: int = 6) -> Hazard:
-    """Fit α (to R_conv) and the engagement rate (to R_pop, bisected on a log scale in [0.001, 0.3]) to TARGETS by
-    alternating bisection, each trial the mean over runs with the given (development) seeds.
+#: The grid of the calibration (development seeds only): α of the transfer hazard, and the engagement rate.
+CAL_ALPHAS = (-6.5, -6.0, -5.5, -5.0)
+CAL_ENGAGES = (0.004, 0.007, 0.012, 0.02)
+CAL_SEEDS = tuple(range(100, 124))
+
+
+def response_grid(config: Config, seeds, base: Hazard = Hazard(), alphas=CAL_ALPHAS, engages=CAL_ENGAGES) -> dict:
+    """R_pop and R_conv, each the mean over runs with `seeds`, at every (α, engagement) of the grid: arrays of shape
+    (len(alphas), len(engages)). (chapters/fraud-agents/02_experiments.md)"""
+    alphas, engages, seeds = [float(a) for a in alphas], [float(e) for e in engages], [int(s) for s in seeds]
+    if len(alphas) < 3 or len(engages) < 3:
+        raise ValueError(f"response_grid needs at least 3 values of alpha and of engage, got {len(alphas)} and "
+                         f"{len(engages)}")
+    if min(engages) <= 0:
+        raise ValueError(f"engage values must be positive, got {engages}")
+    if not seeds:
+        raise ValueError("response_grid needs at least one seed")
+    r_pop, r_conv = np.zeros((len(alphas), len(engages))), np.zeros((len(alphas), len(engages)))
+    for i, a in enumerate(alphas):
+        for j, e in enumerate(engages):
+            r = replicate(config, replace(base, alpha=a, engage=e), seeds)
+            r_pop[i, j], r_conv[i, j] = r["r_pop"], r["r_conv"]
+    return {"alphas": alphas, "engages": engages, "seeds": seeds, "r_pop": r_pop, "r_conv": r_conv}
+
+
+def _quadratic_terms(alpha, log_engage):
+    a, l = np.asarray(alpha, float), np.asarray(log_engage, float)
+    return np.stack([np.ones_like(a), a, l, a * a, l * l, a * l], axis=-1)
+
+
+def fit_surface(grid: dict, key: str) -> np.ndarray:
+    """Least-squares coefficients of a quadratic in (α, log engagement) through the grid's `key` ("r_pop" or
+    "r_conv"): the response surface. (chapters/fraud-agents/02_experiments.md)"""
+    if key not in ("r_pop", "r_conv"):
+        raise ValueError(f"key must be 'r_pop' or 'r_conv', got {key!r}")
+    a, l = np.meshgrid(grid["alphas"], np.log(grid["engages"]), indexing="ij")
+    X = _quadratic_terms(a.ravel(), l.ravel())
+    return np.linalg.lstsq(X, np.asarray(grid[key], float).ravel(), rcond=None)[0]
+
+
+def surface(coef: np.ndarray, alpha, engage) -> np.ndarray:
+    """The fitted response surface at (α, engagement). (chapters/fraud-agents/02_experiments.md)"""
+    return _quadratic_terms(alpha, np.log(engage)) @ np.asarray(coef, float)
+
+
+def solve_targets(grid: dict, targets: dict = TARGETS) -> tuple[float, float]:
+    """(α, engagement) inside the grid's box at which both fitted surfaces meet their targets (least squares on the
+    relative errors). (chapters/fraud-agents/02_experiments.md)"""
+    import scipy.optimize
+
+    coefs = {k: fit_surface(grid, k) for k in ("r_pop", "r_conv")}
+
+    def errors(x):
+        return [(surface(coefs[k], x[0], np.exp(x[1])) - targets[k]) / targets[k] for k in ("r_pop", "r_conv")]
+
+    lo = [min(grid["alphas"]), np.log(min(grid["engages"]))]
+    hi = [max(grid["alphas"]), np.log(max(grid["engages"]))]
+    x = scipy.optimize.least_squares(errors, x0=[(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2], bounds=(lo, hi)).x
+    return float(x[0]), float(np.exp(x[1]))
+
+
+def calibrate(config: Config, seeds=CAL_SEEDS, base: Hazard = Hazard(), alphas=CAL_ALPHAS,
+              engages=CAL_ENGAGES) -> tuple[Hazard, dict]:
+    """Fit α (mostly R_conv) and the engagement rate (mostly R_pop) to TARGETS: run the grid on the (development)
+    seeds, fit a quadratic response surface to each rate, and solve for the point where both meet their targets.
+    Both parameters move both rates, and the mean over a few dozen runs is noisy, so a surface through all the grid's
+    runs is steadier than bisecting one parameter at a time. Returns the hazard and the grid.
     (chapters/fraud-agents/02_experiments.md)"""
-    check_int("rounds", rounds)
-    check_int("steps", steps)
-    h = base
-    for _ in range(rounds):
-        lo, hi = -8.0, -3.0
-        for _ in range(steps):
-            mid = (lo + hi) / 2
-            r = replicate(config, replace(h, alpha=mid), seeds)
-            lo, hi = (mid, hi) if r["r_conv"] < TARGETS["r_conv"] else (lo, mid)
-        h = replace(h, alpha=(lo + hi) / 2)
-        lo, hi = np.log(1e-3), np.log(0.3)
-        for _ in range(steps):
-            mid = (lo + hi) / 2
-            r = replicate(config, replace(h, engage=float(np.exp(mid))), seeds)
-            lo, hi = (mid, hi) if r["r_pop"] < TARGETS["r_pop"] else (lo, mid)
-        h = replace(h, engage=float(np.exp((lo + hi) / 2)))
-    return h
+    grid = response_grid(config, seeds, base, alphas, engages)
+    alpha, engage = solve_targets(grid)
+    return replace(base, alpha=alpha, engage=engage), grid
 
 
 def log_digest(log) -> str:
@@ -82,25 +132,34 @@ def log_digest(log) -> str:
     return hashlib.sha256(repr(log).encode()).hexdigest()
 
 
-def write_calibration(path, seeds=range(100, 108), rounds: int = 2, steps: int = 6) -> dict:
-    """Calibrate on development seeds and write the fitted hazard with its provenance as JSON (data/fraud-agents/).
-    (chapters/fraud-agents/02_experiments.md)"""
+def write_calibration(path, seeds=CAL_SEEDS) -> dict:
+    """Calibrate on development seeds and write the fitted hazard, the grid it was fitted on and its provenance as
+    JSON (data/fraud-agents/). (chapters/fraud-agents/02_experiments.md)"""
     import json
 
     from ..common import provenance_record
 
-    h = calibrate(Config(), list(seeds), rounds=rounds, steps=steps)
+    h, grid = calibrate(Config(), list(seeds))
     rec = {"hazard": h.__dict__, "targets": TARGETS,
-           "provenance": provenance_record(command=f"write_calibration(seeds={list(seeds)}, rounds={rounds}, "
-                                                   f"steps={steps})", seed=min(seeds))}
+           "grid": {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in grid.items()},
+           "provenance": provenance_record(command=f"write_calibration(path, seeds=range({min(seeds)}, "
+                                                   f"{max(seeds) + 1}))", seed=min(seeds))}
     with open(path, "w", encoding="utf-8") as f:
         json.dump(rec, f, indent=1)
     return rec
 
 
-def load_calibration(path) -> Hazard:
-    """The hazard written by :func:`write_calibration`. (chapters/fraud-agents/02_experiments.md)"""
+def load_calibration(path) -> tuple[Hazard, dict]:
+    """The hazard and the grid written by :func:`write_calibration`. (chapters/fraud-agents/02_experiments.md)"""
     import json
+    from pathlib import Path
 
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no calibration file at {path}; make it with "
+                                f"`python -c 'from repro.fraud_agents.experiment import write_calibration; "
+                                f"write_calibration(\"{path}\")'`")
     with open(path, encoding="utf-8") as f:
-        return Hazard(**json.load(f)["hazard"])
+        rec = json.load(f)
+    grid = {k: (np.asarray(v) if k in ("r_pop", "r_conv") else v) for k, v in rec["grid"].items()}
+    return Hazard(**rec["hazard"]), grid
