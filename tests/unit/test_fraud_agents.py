@@ -93,3 +93,36 @@ def test_mesa_schedules_the_same_experiment_log_for_log():
     model = PlatformModel(cfg, Hazard(), 4)
     assert len(model.agents) == 33 and model.users[5].index == 5
     assert code_lines(Platform.step) == 4   # def, for, act, t += 1: the docstring is not counted
+
+
+def test_response_surface_recovers_a_known_quadratic_and_solves_for_targets():
+    import numpy as np
+
+    from repro.fraud_agents.experiment import fit_surface, solve_targets, surface
+
+    alphas, engages = [-6.5, -6.0, -5.5, -5.0], [0.004, 0.007, 0.012, 0.02]
+    a, e = np.meshgrid(alphas, engages, indexing="ij")
+    grid = {"alphas": alphas, "engages": engages, "seeds": [0],
+            "r_pop": 0.1 + 0.05 * (a + 5.75) + 0.06 * np.log(e / 0.008),
+            "r_conv": 0.45 + 0.15 * (a + 5.75) + 0.02 * np.log(e / 0.008) + 0.01 * (a + 5.75) ** 2}
+    coef = fit_surface(grid, "r_conv")
+    assert np.allclose(surface(coef, a, e), grid["r_conv"], atol=1e-10)
+    alpha, engage = solve_targets(grid, {"r_pop": 0.1, "r_conv": 0.45})
+    assert abs(alpha + 5.75) < 1e-4 and abs(engage - 0.008) < 1e-5
+    with pytest.raises(ValueError, match="key"):
+        fit_surface(grid, "r_other")
+
+
+def test_calibration_runs_its_grid_and_fit_check_reads_intervals():
+    from repro.fraud_agents.experiment import calibrate, fit_check, response_grid
+
+    with pytest.raises(ValueError, match="at least 3"):
+        response_grid(SMALL, [0], alphas=(-6.0, -5.0))
+    h, grid = calibrate(SMALL, [0], alphas=(-6.0, -5.5, -5.0), engages=(0.01, 0.03, 0.09))
+    assert grid["r_pop"].shape == (3, 3) and -6.0 <= h.alpha <= -5.0 and 0.01 <= h.engage <= 0.09
+    runs = [{"r_pop": 0.10, "r_conv": 0.40}, {"r_pop": 0.12, "r_conv": 0.50}, {"r_pop": float("nan"), "r_conv": 0.45}]
+    out = fit_check(runs, {"r_pop": 0.11, "r_conv": 0.45})
+    assert abs(out["r_pop"]["gap"]) < 1e-9 and out["worst"] < 0
+    assert fit_check(runs, {"r_pop": 0.5, "r_conv": 0.45})["worst"] > 0
+    with pytest.raises(ValueError, match="at least 2 runs"):
+        fit_check(runs[:1], {"r_pop": 0.11})

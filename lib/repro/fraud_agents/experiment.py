@@ -127,6 +127,26 @@ def calibrate(config: Config, seeds=CAL_SEEDS, base: Hazard = Hazard(), alphas=C
     return replace(base, alpha=alpha, engage=engage), grid
 
 
+def fit_check(runs, targets: dict = TARGETS, level: float = 0.95) -> dict:
+    """How far each target lies from the mean of its rate over `runs` (points) and the half-width of the `level`
+    t-interval of that mean; `worst` is the largest distance beyond the half-width (> 0: a target lies outside its
+    interval). Runs whose rate is undefined (NaN) are left out. (chapters/fraud-agents/02_experiments.md)"""
+    import scipy.stats
+
+    out, worst = {}, -np.inf
+    for key, target in targets.items():
+        x = 100 * np.array([r[key] for r in runs], float)
+        x = x[np.isfinite(x)]
+        if len(x) < 2:
+            raise ValueError(f"fit_check needs at least 2 runs with a defined {key}, got {len(x)}")
+        half = float(scipy.stats.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
+        gap = float(x.mean() - 100 * target)
+        out[key] = {"gap": gap, "half_width": half}
+        worst = max(worst, abs(gap) - half)
+    out["worst"] = float(worst)
+    return out
+
+
 def log_digest(log) -> str:
     """A SHA-256 of the event log, to compare two runs bit for bit. (chapters/fraud-agents/02_experiments.md)"""
     return hashlib.sha256(repr(log).encode()).hexdigest()
