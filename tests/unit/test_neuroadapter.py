@@ -87,14 +87,15 @@ def test_image_view_shape_and_entropy():
 
 def test_ddim_step_is_deterministic_and_recovers_x0():
     s = Schedule(200)
-    x0, eps = torch.rand(2, 1, 4, 4) * 2 - 1, torch.randn(2, 1, 4, 4)
+    # float64: at the noisiest step 1/sqrt(alpha_bar) is about 4000, which turns float32 rounding into 5e-4
+    x0, eps = torch.rand(2, 1, 4, 4, dtype=torch.float64) * 2 - 1, torch.randn(2, 1, 4, 4, dtype=torch.float64)
     ts = ddim_timesteps(s, 10)
     assert ts[0] == 199 and ts[-1] == 0 and len(ts) == 10
     x = s.q_sample(x0, torch.full((2,), ts[0]), eps)
     for i, t in enumerate(ts):
         x, x0_hat = ddim_step(s, x, eps, t, ts[i + 1] if i + 1 < len(ts) else None)
-        assert torch.allclose(x0_hat, x0, atol=1e-4)
-    assert torch.allclose(x, x0, atol=1e-4)
+        assert torch.allclose(x0_hat, x0, atol=1e-9)
+    assert torch.allclose(x, x0, atol=1e-9)
     assert float(min_snr_weight(s, torch.tensor([199]))) == 1.0
     assert float(guided_eps(torch.tensor(1.0), torch.tensor(0.0), 2.0)) == 2.0
     with pytest.raises(ValueError, match="t must"):
@@ -129,7 +130,8 @@ def test_a_few_training_steps_and_recorded_sampling(small):
     vox = cx.respond(tr.subset(np.arange(64)), 0)
     losses = train_adapter(unet, adapter, tr.x[:64], vox, steps=2, batch=8)
     assert all(np.isfinite(losses))
-    assert all(torch.equal(frozen[k], v) for k, v in unet.state_dict().items())     # stage 1 leaves the U-Net frozen
+    after = unet.state_dict()                               # now also holds the attached brain branches
+    assert all(torch.equal(v, after[k]) for k, v in frozen.items())                 # stage 1 leaves the U-Net frozen
     tokens = adapter.tokens(torch.as_tensor(vox[:2]))
     x, trace = sample(unet, Schedule(), tokens, guidance=2.0, steps=3, record=True)
     assert x.shape == (2, 1, 16, 16) and len(trace) == 3
