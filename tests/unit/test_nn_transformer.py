@@ -101,6 +101,21 @@ def test_dense_and_single_expert_moe_agree():
     assert torch.allclose(dense(t).logits, moe(t).logits, atol=1e-5)
 
 
+def test_sparse_dispatch_is_the_dense_model():
+    torch.manual_seed(0)
+    dense = tiny(n_experts=4, top_k=2)
+    sparse = Transformer(TransformerConfig(**{**dense.cfg.__dict__, "moe_dispatch": "sparse"}))
+    sparse.load_state_dict(dense.state_dict())
+    t = tokens()
+    out_d, out_s = dense(t), sparse(t)
+    assert torch.allclose(out_d.logits, out_s.logits, atol=1e-6)
+    assert all(torch.equal(a, b) for a, b in zip(out_d.experts, out_s.experts))
+    out_d.logits.square().sum().backward()
+    out_s.logits.square().sum().backward()
+    for (name, a), b in zip(dense.named_parameters(), sparse.parameters()):
+        assert torch.allclose(a.grad, b.grad, atol=1e-5), name
+
+
 def test_freeze_routers():
     model = tiny(n_experts=3)
     model.freeze_routers()
@@ -152,6 +167,7 @@ def test_checkpoint_round_trip(tmp_path):
     (dict(n_experts=2, top_k=3), "top_k"),
     (dict(n_layers=2, n_experts=2, moe_layers=(5,)), "moe_layers"),
     (dict(vocab_size=0), "vocab_size"),
+    (dict(n_experts=2, moe_dispatch="lazy"), "moe_dispatch"),
 ])
 def test_config_validation(kwargs, match):
     base = dict(vocab_size=5)
@@ -175,3 +191,5 @@ def test_forward_validates_tokens():
 def test_moe_layer_rejects_bad_sizes():
     with pytest.raises(ValueError, match="n_experts"):
         MoEFeedForward(4, 8, 0, 1)
+    with pytest.raises(ValueError, match="dispatch"):
+        MoEFeedForward(4, 8, 2, 1, dispatch="lazy")

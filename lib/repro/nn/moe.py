@@ -52,14 +52,24 @@ def balance_loss(logits: torch.Tensor, experts: torch.Tensor) -> torch.Tensor:
     return n_experts * (fraction * probs.mean(0)).sum()
 
 
-class MoEFeedForward(nn.Module):
-    """E expert MLPs (d -> d_expert -> d, GELU) behind a linear router; experts run batched with einsum.
+#: How the experts see the tokens: "dense" runs every expert on every token and lets the gates zero the unchosen
+#: ones (one batched einsum); "sparse" runs each expert on its chosen tokens only (top_k / E of the expert work).
+DISPATCH = ("dense", "sparse")
 
+
+class MoEFeedForward(nn.Module):
+    """E expert MLPs (d -> d_expert -> d, GELU) behind a linear router.
+
+    `dispatch` (see `DISPATCH`): both give the same outputs (the unchosen experts' gates are exactly zero) and the same
+    gradients up to float rounding; "sparse" is several times faster at top-2 of 8 experts.
     Explained in chapters/moe-grokking/01_theory.md.
     """
 
-    def __init__(self, d_model: int, d_expert: int, n_experts: int, top_k: int):
+    def __init__(self, d_model: int, d_expert: int, n_experts: int, top_k: int, dispatch: str = "dense"):
         super().__init__()
+        if dispatch not in DISPATCH:
+            raise ValueError(f"dispatch must be one of {', '.join(DISPATCH)}, got {dispatch!r}")
+        self.dispatch = dispatch
         if n_experts < 1:
             raise ValueError(f"n_experts must be at least 1, got {n_experts}")
         if not 1 <= top_k <= n_experts:
@@ -82,7 +92,22 @@ class MoEFeedForward(nn.Module):
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, Routing]:
         routing = self.route(x)
+        if self.dispatch == "sparse":
+            return self._sparse(x, routing), routing
         # Every expert sees every token (cheap at the book's sizes, and exact); the gates zero the unchosen ones.
         hidden = torch.nn.functional.gelu(torch.einsum("...d,edh->...eh", x, self.w_in) + self.b_in)
         outputs = torch.einsum("...eh,ehd->...ed", hidden, self.w_out) + self.b_out
         return torch.einsum("...e,...ed->...d", routing.gates, outputs), routing
+
+    def _sparse(self, x: torch.Tensor, routing: Routing) -> torch.Tensor:
+        """Each expert on the tokens that chose it, weighted by its gate, summed back in place."""
+        flat = x.reshape(-1, x.shape[-1])
+        chosen = routing.experts.reshape(-1, self.top_k)
+        gates = routing.gates.reshape(-1, self.n_experts)
+        out = torch.zeros_like(flat)
+        for e in range(self.n_experts):
+            tokens = (chosen == e).any(-1).nonzero(as_tuple=True)[0]
+            if tokens.numel():
+                hidden = torch.nn.functional.gelu(flat[tokens] @ self.w_in[e] + self.b_in[e])
+                out = out.index_add(0, tokens, gates[tokens, e, None] * (hidden @ self.w_out[e] + self.b_out[e]))
+        return out.view_as(x)

@@ -17,13 +17,14 @@ import torch
 from torch import nn
 
 from ..common import check_int
-from .moe import MoEFeedForward
+from .moe import DISPATCH, MoEFeedForward
 
 
 @dataclass(frozen=True)
 class TransformerConfig:
     """Sizes of the model. `n_experts=0` gives dense MLPs; `n_experts=E>0` gives MoE blocks with top-`top_k` routing
-    in the blocks listed in `moe_layers` (default: all). Explained in chapters/moe-grokking/01_theory.md."""
+    in the blocks listed in `moe_layers` (default: all), their experts dispatched as `moe_dispatch` says ("dense" or
+    "sparse": the same model, see `repro.nn.moe.DISPATCH`). Explained in chapters/moe-grokking/01_theory.md."""
     vocab_size: int
     max_len: int = 128
     d_model: int = 64
@@ -34,6 +35,7 @@ class TransformerConfig:
     top_k: int = 1
     d_expert: int | None = None
     moe_layers: tuple[int, ...] | None = None
+    moe_dispatch: str = "dense"
 
     def __post_init__(self):
         for name in ("vocab_size", "max_len", "d_model", "n_layers", "n_heads"):
@@ -44,6 +46,8 @@ class TransformerConfig:
             raise ValueError(f"n_experts must be 0 (dense) or positive, got {self.n_experts}")
         if self.n_experts and not 1 <= self.top_k <= self.n_experts:
             raise ValueError(f"top_k must be between 1 and n_experts={self.n_experts}, got {self.top_k}")
+        if self.moe_dispatch not in DISPATCH:
+            raise ValueError(f"moe_dispatch must be one of {', '.join(DISPATCH)}, got {self.moe_dispatch!r}")
         if self.moe_layers is not None:
             object.__setattr__(self, "moe_layers", tuple(int(i) for i in self.moe_layers))
             bad = [i for i in self.moe_layers if not 0 <= i < self.n_layers]
@@ -104,7 +108,8 @@ class Block(nn.Module):
         self.attn = CausalSelfAttention(cfg.d_model, cfg.n_heads)
         self.is_moe = cfg.is_moe(index)
         if self.is_moe:
-            self.mlp = MoEFeedForward(cfg.d_model, cfg.d_expert or cfg.mlp_width, cfg.n_experts, cfg.top_k)
+            self.mlp = MoEFeedForward(cfg.d_model, cfg.d_expert or cfg.mlp_width, cfg.n_experts, cfg.top_k,
+                                      dispatch=cfg.moe_dispatch)
         else:
             self.mlp = nn.Sequential(nn.Linear(cfg.d_model, cfg.mlp_width), nn.GELU(),
                                      nn.Linear(cfg.mlp_width, cfg.d_model))
