@@ -117,3 +117,13 @@ def test_claims_glue_their_numbers_under_names_from_their_id():
     assert glue_names("spec-beats-gd", "at_least") == {"observed": "spec-beats-gd-observed",
                                                        "threshold": "spec-beats-gd-threshold"}
     assert glue_names("slope", "between") == {"observed": "slope-observed", "low": "slope-low", "high": "slope-high"}
+
+
+def test_glued_numpy_scalars_are_read_as_numbers():
+    from repro.book.records import as_number_or_text
+
+    assert as_number_or_text("np.float64(0.25)") == 0.25
+    assert as_number_or_text("np.int64(3)") == 3.0
+    assert as_number_or_text("0.5") == 0.5
+    assert as_number_or_text("'commit abc'") == "commit abc"
+    assert as_number_or_text(1.5) == 1.5

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import platform
+import re
 import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -56,6 +57,22 @@ def commit_of(root: Path) -> tuple[str, bool]:
     return commit, dirty
 
 
+_NUMPY_SCALAR = re.compile(r"^np\.(?:float|int|uint)\d*\((.+)\)$")
+
+
+def as_number_or_text(text):
+    """A glued value as the record keeps it: a float where the text is a number, or the repr of a numpy scalar
+    (`np.float64(0.5)`, which a notebook glues when it forgets `float()`; older records hold such text), else the
+    text without its quotes."""
+    if not isinstance(text, str):
+        return text
+    match = _NUMPY_SCALAR.match(text.strip())
+    try:
+        return float(match.group(1) if match else text)
+    except ValueError:
+        return text.strip("'\"")
+
+
 def glued_values(ipynb: Path) -> dict:
     """{name: value} of every number (float) or short text that an executed notebook glued, from its outputs."""
     if not ipynb.exists():
@@ -67,10 +84,7 @@ def glued_values(ipynb: Path) -> dict:
             text = out.get("data", {}).get(f"{meta['mime_prefix']}text/plain") if meta else None
             if text is None or len(text) > 200:
                 continue
-            try:
-                values[meta["name"]] = float(text)
-            except ValueError:
-                values[meta["name"]] = text.strip("'\"")
+            values[meta["name"]] = as_number_or_text(text)
     return values
 
 
@@ -189,7 +203,7 @@ class FullRun:
         """A number (or short text) that a notebook of the full run glued under `name`."""
         for glued in self.record.get("glued", {}).values():
             if name in glued:
-                return glued[name]
+                return as_number_or_text(glued[name])
         raise KeyError(f"the full run recorded in {RECORD_PATH.format(slug=self.chapter)} glued no {name!r}; if the "
                        f"chapter glues it since, rerun `{rerun_command(self.chapter)}`")
 
@@ -206,5 +220,6 @@ class FullRun:
             values[f"full-{c['id']}-observed"] = self.observed(c["id"])
             values[f"full-{c['id']}-verdict"] = PlainText("held" if c["holds"] else "not held")
         for glued in self.record.get("glued", {}).values():
-            values.update({f"full-{k}": v if isinstance(v, float) else PlainText(v) for k, v in glued.items()})
+            values.update({f"full-{k}": v if isinstance(v, float) else PlainText(v)
+                           for k, v in ((k, as_number_or_text(v)) for k, v in glued.items())})
         glue_quietly(values)
