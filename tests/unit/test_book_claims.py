@@ -127,3 +127,5 @@ def test_glued_numpy_scalars_are_read_as_numbers():
     assert as_number_or_text("0.5") == 0.5
     assert as_number_or_text("'commit abc'") == "commit abc"
     assert as_number_or_text(1.5) == 1.5
+    from repro.book.records import _recorded
+    assert _recorded("np.float64(0.25)") == 0.25 and _recorded("2.0") == "2.0" and _recorded(0.5) == 0.5

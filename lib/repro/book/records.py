@@ -66,11 +66,23 @@ def as_number_or_text(text):
     text without its quotes."""
     if not isinstance(text, str):
         return text
-    match = _NUMPY_SCALAR.match(text.strip())
     try:
-        return float(match.group(1) if match else text)
+        return float(numpy_scalar_value(text))
     except ValueError:
         return text.strip("'\"")
+
+
+def numpy_scalar_value(value):
+    """The number inside a numpy scalar's repr (`np.float64(0.5)` -> `"0.5"`); anything else unchanged."""
+    match = _NUMPY_SCALAR.match(value.strip()) if isinstance(value, str) else None
+    return match.group(1) if match else value
+
+
+def _recorded(value):
+    """A record's glued value as it was meant: a numpy scalar's repr (in records written before the writer read
+    them) becomes its float; every other value is returned as stored."""
+    inner = numpy_scalar_value(value)
+    return float(inner) if inner is not value else value
 
 
 def glued_values(ipynb: Path) -> dict:
@@ -203,7 +215,7 @@ class FullRun:
         """A number (or short text) that a notebook of the full run glued under `name`."""
         for glued in self.record.get("glued", {}).values():
             if name in glued:
-                return as_number_or_text(glued[name])
+                return _recorded(glued[name])
         raise KeyError(f"the full run recorded in {RECORD_PATH.format(slug=self.chapter)} glued no {name!r}; if the "
                        f"chapter glues it since, rerun `{rerun_command(self.chapter)}`")
 
@@ -221,5 +233,5 @@ class FullRun:
             values[f"full-{c['id']}-verdict"] = PlainText("held" if c["holds"] else "not held")
         for glued in self.record.get("glued", {}).values():
             values.update({f"full-{k}": v if isinstance(v, float) else PlainText(v)
-                           for k, v in ((k, as_number_or_text(v)) for k, v in glued.items())})
+                           for k, v in ((k, _recorded(v)) for k, v in glued.items())})
         glue_quietly(values)
