@@ -67,12 +67,12 @@ def as_number_or_text(text):
     if not isinstance(text, str):
         return text
     try:
-        return float(numpy_scalar_value(text))
+        return float(_numpy_scalar_value(text))
     except ValueError:
         return text.strip("'\"")
 
 
-def numpy_scalar_value(value):
+def _numpy_scalar_value(value):
     """The number inside a numpy scalar's repr (`np.float64(0.5)` -> `"0.5"`); anything else unchanged."""
     match = _NUMPY_SCALAR.match(value.strip()) if isinstance(value, str) else None
     return match.group(1) if match else value
@@ -81,7 +81,7 @@ def numpy_scalar_value(value):
 def _recorded(value):
     """A record's glued value as it was meant: a numpy scalar's repr (in records written before the writer read
     them) becomes its float; every other value is returned as stored."""
-    inner = numpy_scalar_value(value)
+    inner = _numpy_scalar_value(value)
     return float(inner) if inner is not value else value
 
 

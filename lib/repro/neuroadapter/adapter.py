@@ -95,6 +95,20 @@ def _warmup_cosine(opt, steps: int):
         opt, lambda i: min(1.0, (i + 1) / warm) * 0.5 * (1 + np.cos(np.pi * min(i, steps) / steps)))
 
 
+def _optimise(opt, batch_loss, steps: int, progress=None) -> list[float]:
+    """``steps`` steps of ``opt`` on ``batch_loss()`` under the warm-up + cosine schedule; the losses."""
+    sched = _warmup_cosine(opt, steps)
+    losses = []
+    for _ in range(steps) if progress is None else progress(range(steps)):
+        loss = batch_loss()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses.append(float(loss.detach()))
+    return losses
+
+
 def token_dropout(n: int, p: int, generator=None) -> torch.Tensor:
     """The paper's fMRI token dropout: per sample a ratio ``r ~ U(0, 1)``, each token dropped when ``u ≤ r``.
 
@@ -116,18 +130,12 @@ def train_unet(unet, images: np.ndarray, steps: int, batch: int = 128, lr: float
     x = torch.as_tensor(np.asarray(images, dtype=np.float32))[:, None]
     g = torch.Generator().manual_seed(check_int("seed", seed, low=0))
     opt = torch.optim.AdamW(unet.parameters(), lr=lr, weight_decay=0.0)
-    sched = _warmup_cosine(opt, steps)
-    losses = []
-    it = range(steps) if progress is None else progress(range(steps))
-    for _ in it:
+
+    def batch_loss():
         idx = torch.randint(0, len(x), (batch,), generator=g)
-        loss = diffusion_loss(unet, schedule, x[idx], None, g)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        losses.append(float(loss.detach()))
-    return losses
+        return diffusion_loss(unet, schedule, x[idx], None, g)
+
+    return _optimise(opt, batch_loss, steps, progress)
 
 
 def train_adapter(unet, adapter: NeuroAdapter, images: np.ndarray, voxels: np.ndarray, steps: int, batch: int = 128,
@@ -147,16 +155,10 @@ def train_adapter(unet, adapter: NeuroAdapter, images: np.ndarray, voxels: np.nd
     v = torch.as_tensor(np.asarray(voxels, dtype=np.float32))
     g = torch.Generator().manual_seed(check_int("seed", seed, low=0))
     opt = torch.optim.AdamW(adapter.parameters(), lr=lr, weight_decay=weight_decay)
-    sched = _warmup_cosine(opt, steps)
-    losses = []
-    it = range(steps) if progress is None else progress(range(steps))
-    for _ in it:
+
+    def batch_loss():
         idx = torch.randint(0, len(x), (batch,), generator=g)
         keep = token_dropout(batch, v.shape[1], g) if dropout else None
-        loss = diffusion_loss(unet, schedule, x[idx], adapter.tokens(v[idx], keep), g)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        losses.append(float(loss.detach()))
-    return losses
+        return diffusion_loss(unet, schedule, x[idx], adapter.tokens(v[idx], keep), g)
+
+    return _optimise(opt, batch_loss, steps, progress)
