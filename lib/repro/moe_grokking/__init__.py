@@ -34,7 +34,7 @@ Modules, one idea each:
   `no_shipped_run`, the clear error for a seed that has none).
 """
 from .config import VARIANTS, GrokkingConfig, variant_config
-from .logs import NoShippedRun, load_log, make_shipped_runs, no_shipped_run, save_log
+from .logs import NoShippedRun, load_log, make_shipped_run, make_shipped_runs, no_shipped_run, run_file, save_log
 from .marks import (FITTED, GENERALIZED, LEARNS_RULE, MEMORIZED, claim_quantities, drop_from_peak,
                     generalization_onset, group_times, memorization_times, rank_correlation, time_to_reach, value_at)
 from .metrics import (PAPER_MASS, PROMPT_POSITIONS, aggregate_gates, cumulative_experts, layer_consistency,
@@ -52,5 +52,5 @@ __all__ = [
     "drop_from_peak", "value_at", "rank_correlation", "group_times", "claim_quantities",
     "GrokkingConfig", "VARIANTS", "variant_config",
     "log_steps", "evaluate", "train_monitored", "run_experiments",
-    "save_log", "load_log", "make_shipped_runs", "NoShippedRun", "no_shipped_run",
+    "save_log", "load_log", "make_shipped_runs", "make_shipped_run", "run_file", "NoShippedRun", "no_shipped_run",
 ]

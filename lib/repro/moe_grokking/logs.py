@@ -13,7 +13,8 @@ from ..common import provenance_record
 from .config import GrokkingConfig
 from .training import run_experiments
 
-__all__ = ["save_log", "load_log", "make_shipped_runs", "make_pilot", "NoShippedRun", "no_shipped_run"]
+__all__ = ["save_log", "load_log", "make_shipped_runs", "make_shipped_run", "run_file", "make_pilot", "NoShippedRun",
+           "no_shipped_run"]
 
 
 def _small(v):
@@ -56,6 +57,32 @@ def make_shipped_runs(path, seed: int, cfg: GrokkingConfig = GrokkingConfig(), p
     save_log(path, logs, command=command, seed=int(seed), p=int(p), config=asdict(cfg),
              seconds={v: round(float(log["seconds"]), 1) for v, log in logs.items()})
     return logs
+
+
+def run_file(directory, seed: int, variant: str):
+    """Where one shipped run lives: `directory/seed<seed>-<variant>.npz` (one file per run keeps each under 2 MB).
+
+    Explained in chapters/moe-grokking/02_experiments.md.
+    """
+    from pathlib import Path
+
+    return Path(directory) / f"seed{int(seed)}-{variant}.npz"
+
+
+def make_shipped_run(directory, seed: int, variant: str, cfg: GrokkingConfig = GrokkingConfig(), p: int = 31,
+                     groups=None, command: str = "") -> dict:
+    """Train one run (`variant` of `VARIANTS`) of one seed and save its log to `run_file(directory, seed, variant)`,
+    with its provenance (command, seed, variant, p, groups, configuration, commit, time, seconds).
+
+    One process per run, one thread each, is how the shipped runs were made (chapters/moe-grokking/02_experiments.md).
+    """
+    from ..data.grokking_mix import DEFAULT_GROUPS
+
+    groups = [(str(op), float(frac)) for op, frac in (DEFAULT_GROUPS if groups is None else groups)]
+    log = run_experiments(seed, cfg, p, variants=(variant,), groups=groups)[variant]
+    save_log(run_file(directory, seed, variant), {variant: log}, command=command, seed=int(seed), variant=variant,
+             p=int(p), groups=groups, config=asdict(cfg), seconds=round(float(log["seconds"]), 1))
+    return log
 
 
 class NoShippedRun(FileNotFoundError):
