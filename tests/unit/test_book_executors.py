@@ -186,3 +186,37 @@ def test_a_sweep_with_a_failed_run_records_nothing(tmp_path, root, capsys):
     out = capsys.readouterr().out
     assert "failed: chapters/bad/01_fails.md at seed 0" in out and "NOT RECORDED" in out
     assert not (book / "data" / "bad" / "seeds-run.json").exists()
+
+
+# A notebook that hangs on its first try only (a marker file beside it remembers), or on every try.
+HANG = """import pathlib, time
+marker = pathlib.Path("{marker}")
+if {always} or not marker.exists():
+    marker.write_text("hung once")
+    time.sleep(60)
+print("went on")"""
+
+
+@pytest.mark.parametrize("always", [False, True])
+def test_a_notebook_that_times_out_is_tried_once_more_and_the_stuck_cell_is_named(tmp_path, always):
+    from repro.book.execute import execute
+
+    source = tmp_path / "hang.md"
+    source.write_text(NOTEBOOK.format(title="Hangs", body=HANG.format(marker=tmp_path / "marker", always=always)))
+    result = execute(source, tmp_path / "out" / "hang.ipynb", {"scale": "ci", "seed": 0, "device": "cpu"},
+                     threads=1, timeout=20, name="hang.md")
+    assert "try 1 timed out after 20 s, in cell 3: import pathlib, time" in result.note   # papermill adds cell 2
+    if always:
+        assert result.status == "failed" and "try 2 timed out" in result.error
+    else:
+        assert result.status == "ok" and not result.error and "try 2" not in result.note
+
+
+def test_the_build_summary_ends_with_what_failed_or_was_retried():
+    from repro.book.cli import summary
+
+    nbs = [{"path": "a.md", "status": "failed", "seconds": 1.0, "error": "cell 3: ValueError: bad"},
+           {"path": "b.md", "status": "ok", "seconds": 2.0, "error": "", "note": "try 1 timed out after 600 s"},
+           {"path": "c.md", "status": "ok", "seconds": 3.0, "error": ""}]
+    tail = summary({"notebooks": nbs, "seconds": 6.0, "scale": "ci"}).splitlines()[-2:]
+    assert tail == ["FAILED a.md: cell 3: ValueError: bad", "retried b.md: try 1 timed out after 600 s"]

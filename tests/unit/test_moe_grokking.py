@@ -334,3 +334,33 @@ def test_paper_consistency_is_zero_for_aligned_layers_and_grows_when_erratic():
     assert paper_consistency(turned, W)[0] == pytest.approx(0.5)
     with pytest.raises(ValueError, match="probs"):
         paper_consistency(aligned[0], W)
+
+
+def _rule_log(fit_steps, rule_steps, steps=(0, 100, 200, 400, 800, 1600, 3200)):
+    """A log whose rule group g (1..) reaches train acc. 1 at fit_steps[g-1] and test acc. 1 at rule_steps[g-1]
+    (None: never); group 0 is the control."""
+    steps = np.array(steps)
+    n = len(fit_steps) + 1
+    train, test = np.zeros((steps.size, n)), np.zeros((steps.size, n))
+    for g, (f, r) in enumerate(zip(fit_steps, rule_steps), start=1):
+        train[:, g] = steps >= f
+        test[:, g] = steps >= r if r is not None else 0.0
+    return {"steps": steps, "train_acc": train, "test_acc": test}
+
+
+def test_lag_correlation_ranks_later_fitted_groups_against_their_lags():
+    later_lags_longer = mg.lag_correlation(_rule_log([100, 200, 400], [200, 800, None]), control=0)
+    np.testing.assert_array_equal(later_lags_longer["lag"], [100, 600, np.inf])   # never: lags longest
+    assert later_lags_longer["rho"] == pytest.approx(1.0)
+    assert mg.lag_correlation(_rule_log([100, 200, 400], [1600, 800, 800]), control=0)["rho"] == pytest.approx(-1.0)
+    assert np.isnan(mg.lag_correlation(_rule_log([100, 200], [200, 400]), control=0)["rho"])   # two groups: no rho
+
+
+def test_monitor_correlations_are_pearson_after_the_start():
+    steps = np.array([0, 10, 20, 30, 40, 50])
+    acc = np.array([0.9, 0.1, 0.2, 0.4, 0.6, 0.8])                      # the first checkpoint is left out below
+    r = mg.monitor_correlations(steps, acc, {"down": -acc, "flat": np.ones(6), "short": acc}, start=10)
+    assert r["down"] == pytest.approx(-1.0) and np.isnan(r["flat"])
+    assert np.isnan(mg.monitor_correlations(steps, acc, {"x": acc}, start=40)["x"])       # 2 points < min_points
+    with pytest.raises(ValueError, match="shape"):
+        mg.monitor_correlations(steps, acc, {"bad": acc[:3]}, start=0)

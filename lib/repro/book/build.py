@@ -27,7 +27,7 @@ from .render import render
 from .stage import stage_files, sync_stage
 from .toc import Page, notebooks
 
-TIMEOUT_S = {"ci": 900, "full": 4 * 3600}
+TIMEOUT_S = {"ci": 600, "full": 4 * 3600}
 REPORTED_PACKAGES = ("torch", "numpy", "scipy", "scikit-learn", "matplotlib", "jupyter-book", "myst-nb", "papermill",
                      "jupytext", "nbval")
 
@@ -104,7 +104,8 @@ def _finished(cache: Cache) -> Callable[[Job, Execution], None]:
             cache.put(job.key, job.output, {"seconds": result.seconds, "claims": result.claims})
         seed = f" (seed {job.params['seed']})" if job.params["seed"] else ""
         print(f"  {result.status:6s} {job.name}{seed} in {result.seconds:.1f} s"
-              + (f": {result.error}" if result.error else ""), flush=True)
+              + (f": {result.error}" if result.error else "") + (f" ({result.note})" if result.note and
+                                                                  result.status == "ok" else ""), flush=True)
     return done
 
 
@@ -132,7 +133,8 @@ def execute_pages(plan: list[tuple[Page, list[int]]], opts: BuildOptions, output
     results = run_jobs(jobs, executor=opts.executor, workers=opts.jobs, scheduler=opts.scheduler,
                        on_start=_announce, on_done=_finished(cache))
     for slot, result in zip(slots, results):
-        entries[slot].update(seconds=result.seconds, status=result.status, error=result.error, claims=result.claims)
+        entries[slot].update(seconds=result.seconds, status=result.status, error=result.error, claims=result.claims,
+                             **({"note": result.note} if result.note else {}))
     return entries
 
 

@@ -108,6 +108,11 @@ def summary(report: dict) -> str:
     if report.get("record_error"):
         lines.append(f"NOT RECORDED: {report['record_error']}")
     lines.append(f"total {report['seconds']:.1f} s at scale={report['scale']}")
+    # repeated last, so that a log cut to its tail (as CI shows it) still names what failed or was retried
+    lines += [f"FAILED {nb['path']}: {nb.get('error') or 'no error message'}" for nb in report["notebooks"]
+              if nb["status"] == "failed"]
+    lines += [f"retried {nb['path']}: {nb['note']}" for nb in report["notebooks"]
+              if nb.get("note") and nb["status"] != "failed"]
     return "\n".join(lines)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -28,6 +29,7 @@ class Execution:
     seconds: float
     error: str = ""
     claims: list = field(default_factory=list)
+    note: str = ""               # e.g. that a first try timed out and a second one ran
 
 
 def thread_env(threads: int) -> dict:
@@ -35,29 +37,78 @@ def thread_env(threads: int) -> dict:
     return {name: str(threads) for name in THREAD_VARIABLES}
 
 
-def execute(source: Path, output: Path, params: dict, *, threads: int, timeout: float, name: str = "") -> Execution:
-    """Run `source` (a MyST notebook) with `params` into `output` (.ipynb); never raises for a notebook's own error."""
+def execute(source: Path, output: Path, params: dict, *, threads: int, timeout: float, name: str = "",
+            retries: int = 1) -> Execution:
+    """Run `source` (a MyST notebook) with `params` into `output` (.ipynb); never raises for a notebook's own error.
+
+    A run that times out is tried again, `retries` more times (a notebook that hangs once, in a kernel or thread pool
+    of the machine, should not sink the build; one that hangs every time still fails). The result's error says where
+    each timed-out try stopped, read from the output notebook that papermill saves as each cell starts.
+    """
     output.parent.mkdir(parents=True, exist_ok=True)
+    notes = []
+    for _ in range(retries + 1):
+        result = _execute_once(source, output, params, threads=threads, timeout=timeout, name=name)
+        if not result.error.startswith("timed out"):
+            break
+        notes.append(result.error)
+    if notes:
+        result.note = "; ".join(f"try {i + 1} {n}" for i, n in enumerate(notes))
+        if result.status == "failed":
+            result.error = result.note
+    return result
+
+
+def _execute_once(source: Path, output: Path, params: dict, *, threads: int, timeout: float, name: str) -> Execution:
     claims_file = output.with_suffix(".claims.jsonl")
     claims_file.unlink(missing_ok=True)
     error_file = output.with_suffix(".error.txt")
     error_file.unlink(missing_ok=True)
+    output.unlink(missing_ok=True)
     env = {**os.environ, **thread_env(threads), "REPRO_BUILD": "1", "REPRO_CLAIMS_FILE": str(claims_file),
            "REPRO_NOTEBOOK": name or str(source), "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
     start = time.perf_counter()
+    # a session of its own, so that a timeout ends the executor and its kernel together
+    proc = subprocess.Popen([sys.executable, "-m", "repro.book.execute", str(source), str(output), json.dumps(params),
+                             str(error_file)], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        proc = subprocess.run([sys.executable, "-m", "repro.book.execute", str(source), str(output),
-                               json.dumps(params), str(error_file)],
-                              env=env, capture_output=True, text=True, timeout=timeout)
+        _, stderr = proc.communicate(timeout=timeout)
         failed = proc.returncode != 0
         error = error_file.read_text().strip() if error_file.exists() else ""
         if failed and not error:
-            error = (proc.stderr.strip().splitlines() or ["the executor exited with status %d" % proc.returncode])[-1]
+            error = (stderr.strip().splitlines() or ["the executor exited with status %d" % proc.returncode])[-1]
     except subprocess.TimeoutExpired:
-        failed, error = True, f"timed out after {timeout:.0f} s"
+        _kill_session(proc)
+        failed, error = True, f"timed out after {timeout:.0f} s, {where_it_stopped(output)}"
     seconds = time.perf_counter() - start
     return Execution(status="failed" if failed else "ok", seconds=round(seconds, 2), error=error,
                      claims=read_records(claims_file))
+
+
+def _kill_session(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.communicate()
+
+
+def where_it_stopped(output: Path) -> str:
+    """Which cell of a partly executed notebook was running (papermill marks a cell "running" and saves the notebook
+    as the cell starts): 'in cell N: <its first line>', or where else the run stood."""
+    try:
+        cells = json.loads(Path(output).read_text())["cells"]
+    except (OSError, ValueError, KeyError):
+        return "before the notebook's first cell started (while the kernel started?)"
+    status = [c.get("metadata", {}).get("papermill", {}).get("status") for c in cells]
+    for i, (cell, st) in enumerate(zip(cells, status)):
+        if st == "running":
+            source = "".join(cell.get("source", "")).strip().splitlines()
+            return f"in cell {i}: {source[0][:80] if source else '(empty)'}"
+    if status and all(st == "completed" for st in status if st is not None):
+        return "after its last cell (while the kernel shut down?)"
+    return "between cells"
 
 
 def _describe(err) -> str:

@@ -99,7 +99,7 @@ def run_on_worker(job: Job) -> dict:
         result = execute(job.source, output, job.params, threads=job.threads, timeout=job.timeout, name=job.name)
         notebook = output.read_bytes() if output.exists() else None
     return {"status": result.status, "seconds": result.seconds, "error": result.error, "claims": result.claims,
-            "notebook": notebook, "host": socket.gethostname()}
+            "note": result.note, "notebook": notebook, "host": socket.gethostname()}
 
 
 def _threads_by_host(client) -> dict[str, int]:
@@ -183,7 +183,8 @@ def _collect(future, job: Job) -> Execution:
     if out["notebook"] is not None:
         job.output.parent.mkdir(parents=True, exist_ok=True)
         job.output.write_bytes(out["notebook"])
-    return Execution(status=out["status"], seconds=out["seconds"], error=out["error"], claims=out["claims"])
+    return Execution(status=out["status"], seconds=out["seconds"], error=out["error"], claims=out["claims"],
+                     note=out.get("note", ""))
 
 
 __all__ = ["EXECUTORS", "Job", "run_jobs", "run_on_worker"]
