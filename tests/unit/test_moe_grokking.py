@@ -364,3 +364,28 @@ def test_monitor_correlations_are_pearson_after_the_start():
     assert np.isnan(mg.monitor_correlations(steps, acc, {"x": acc}, start=40)["x"])       # 2 points < min_points
     with pytest.raises(ValueError, match="shape"):
         mg.monitor_correlations(steps, acc, {"bad": acc[:3]}, start=0)
+
+
+def test_claim_quantities_read_the_papers_metrics_when_a_log_carries_them():
+    falling = np.array([0.5, 0.5, 0.8, 0.8, 0.8, 0.4, 0.4])
+    logs = {"main": _synthetic_log(falling, falling), "frozen": _synthetic_log(falling, falling)}
+    assert "paper_drop_min" not in mg.claim_quantities(logs, control=0, chance=0.0, n_experts=4)
+    test = logs["main"]["test_acc"]
+    logs["main"].update(paper_distance=np.stack([np.full(7, 20.0), 20 - 10 * test[:, 1], np.full(7, 20.0)], 1),
+                        paper_consistency=np.stack([np.full(7, 0.3), 0.3 + test[:, 1], 0.3 - test[:, 2]], 1))
+    q = mg.claim_quantities(logs, control=0, chance=0.0, n_experts=4)
+    assert q["table1_r"][1]["distance"] == pytest.approx(-1.0) and q["table1_r"][1]["ci"] == pytest.approx(1.0)
+    assert q["table1_ci"] == pytest.approx(-1.0)             # group 2's C_i falls as its test accuracy rises
+    assert q["paper_drop"][2] == 0 and q["paper_drop_min"] == 0 and q["paper_drop"][1] > 0.3
+    assert np.isnan(q["lag_rho"])                             # two rule groups: too few for a rank correlation
+
+
+def test_add_paper_curves_on_a_logged_run():
+    cfg = mg.GrokkingConfig(n_layers=2, n_experts=4, d_expert=8, d_model=16, n_heads=2, steps=3, n_evals=2,
+                            n_monitor=4, batch_size=16)
+    logs = {"main": mg.train_monitored(make_grokking_mix(p=5, seed=0), cfg, seed=0)}
+    mg.add_paper_curves(logs)
+    n_evals, n_groups = logs["main"]["test_acc"].shape
+    for key in ("paper_distance", "paper_consistency", "paper_length"):
+        assert logs["main"][key].shape == (n_evals, n_groups)
+    assert np.all(logs["main"]["paper_length"] >= cfg.n_layers * 3)      # at least one expert per token and layer

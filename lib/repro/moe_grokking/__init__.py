@@ -40,8 +40,8 @@ from .logs import NoShippedRun, load_log, make_shipped_run, make_shipped_runs, n
 from .marks import (FITTED, GENERALIZED, LEARNS_RULE, MEMORIZED, claim_quantities, drop_from_peak,
                     generalization_onset, group_times, lag_correlation, memorization_times, monitor_correlations,
                     rank_correlation, time_to_reach, value_at)
-from .metrics import (PAPER_MASS, PROMPT_POSITIONS, aggregate_gates, cumulative_experts, layer_consistency,
-                      layer_pathway_distance, levenshtein, load_entropy, pairwise_mean, paper_consistency, paper_curves,
+from .metrics import (PAPER_MASS, PROMPT_POSITIONS, add_paper_curves, aggregate_gates, cumulative_experts,
+                      layer_consistency, layer_pathway_distance, levenshtein, load_entropy, pairwise_mean, paper_consistency, paper_curves,
                       paper_pathway_distance, paper_pathway_strings, pathway_distance, pathway_strings, pathways,
                       routing_entropy, weight_norm)
 from .training import evaluate, log_steps, run_experiments, train_monitored
@@ -50,7 +50,7 @@ __all__ = [
     "PROMPT_POSITIONS", "levenshtein", "aggregate_gates", "pathways", "pathway_strings", "pairwise_mean",
     "pathway_distance", "layer_pathway_distance", "layer_consistency", "routing_entropy", "load_entropy", "weight_norm",
     "PAPER_MASS", "cumulative_experts", "paper_pathway_strings", "paper_pathway_distance", "paper_consistency",
-    "paper_curves",
+    "paper_curves", "add_paper_curves",
     "MEMORIZED", "GENERALIZED", "FITTED", "LEARNS_RULE", "time_to_reach", "generalization_onset", "memorization_times",
     "drop_from_peak", "value_at", "rank_correlation", "group_times", "claim_quantities",
     "lag_correlation", "monitor_correlations",

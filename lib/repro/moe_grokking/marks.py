@@ -158,7 +158,9 @@ def claim_quantities(logs: dict, control: int, chance: float, n_experts: int, mi
     onset_lag = [_ratio(onset[g], t_fit[g]) for g in t["learners"]]
     gen_times, learner_onsets = t["t_gen"][t["generalizing"]], onset[t["learners"]]
     drop_mean = float(np.mean(drop[gen]))
-    return {**t, "smoothed": sm, "drop": drop, "c_rise": c_rise,
+    paper = _paper_quantities(main, t, gen, control, min_drop) if "paper_distance" in main else {}
+    return {**t, **paper, "lag_rho": lag_correlation(main, control)["rho"], "smoothed": sm, "drop": drop,
+            "c_rise": c_rise,
             "n_grok": int(sum(r >= 2 for r in lag)), "async_ratio": _spread(gen_times),
             "n_lag": int(sum(r >= 2 for r in onset_lag)), "onset_async": _spread(learner_onsets),
             "drop_min": float(np.min(drop[gen])), "drop_mean": drop_mean,
@@ -167,6 +169,24 @@ def claim_quantities(logs: dict, control: int, chance: float, n_experts: int, mi
             "frozen_move": float(np.nanmax(f_move)) if np.isfinite(f_move).any() else float("nan"),
             "frozen_drop_mean": float(np.nanmean(f_drop)) if np.isfinite(f_drop).any() else float("nan"),
             "load_frac": float(main["load_entropy"][1:].mean() / np.log(n_experts))}
+
+
+def _paper_quantities(main: dict, t: dict, gen: list, control: int, min_drop: float) -> dict:
+    """`claim_quantities`' numbers on the paper's own metrics (raw distance, C_i), smoothed like ours."""
+    steps, n_groups = main["steps"], main["paper_distance"].shape[1]
+    dist = np.stack([centred_mean(main["paper_distance"][:, g]) for g in range(n_groups)], 1)
+    ci = np.stack([centred_mean(main["paper_consistency"][:, g]) for g in range(n_groups)], 1)
+    drop = np.array([drop_from_peak(steps, dist[:, g], t["t_fit"][g]) for g in range(n_groups)])
+    ci_change = np.array([ci[-1, g] - value_at(steps, ci[:, g], t["t_fit"][g]) for g in range(n_groups)])
+    r = {g: monitor_correlations(steps, main["test_acc"][:, g], {"distance": main["paper_distance"][:, g],
+                                                                   "ci": main["paper_consistency"][:, g]},
+                                 t["t_fit"][g]) for g in gen}
+    drop_mean = float(np.mean(drop[gen]))
+    return {"paper_drop": drop, "paper_drop_min": float(np.min(drop[gen])), "paper_drop_mean": drop_mean,
+            "paper_control_ratio": _ratio(drop[control], drop_mean) if drop_mean >= min_drop else float("nan"),
+            "paper_ci_change": ci_change, "paper_ci_change_max": float(np.max(ci_change[gen])),
+            "table1_r": r, "table1_distance": float(np.nanmax([r[g]["distance"] for g in gen])),
+            "table1_ci": float(np.nanmin([r[g]["ci"] for g in gen]))}
 
 
 def lag_correlation(log: dict, control: int, level: float = LEARNS_RULE) -> dict:
