@@ -36,7 +36,8 @@ Modules, one idea each:
   has none).
 """
 from .config import VARIANTS, GrokkingConfig, variant_config
-from .logs import NoShippedRun, load_log, make_shipped_run, make_shipped_runs, no_shipped_run, run_file, save_log
+from .logs import (NoShippedRun, load_log, load_runs, make_shipped_run, make_shipped_runs, no_shipped_run,
+                   no_shipped_seed, run_file, save_log, shipped_seeds)
 from .marks import (FITTED, GENERALIZED, LEARNS_RULE, MEMORIZED, claim_quantities, drop_from_peak,
                     generalization_onset, group_times, lag_correlation, memorization_times, monitor_correlations,
                     rank_correlation, time_to_reach, value_at)
@@ -56,5 +57,5 @@ __all__ = [
     "lag_correlation", "monitor_correlations",
     "GrokkingConfig", "VARIANTS", "variant_config",
     "log_steps", "evaluate", "train_monitored", "run_experiments",
-    "save_log", "load_log", "make_shipped_runs", "make_shipped_run", "run_file", "NoShippedRun", "no_shipped_run",
+    "save_log", "load_log", "make_shipped_runs", "make_shipped_run", "run_file", "load_runs", "shipped_seeds", "NoShippedRun", "no_shipped_run", "no_shipped_seed",
 ]

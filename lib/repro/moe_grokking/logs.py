@@ -13,8 +13,8 @@ from ..common import provenance_record
 from .config import GrokkingConfig
 from .training import run_experiments
 
-__all__ = ["save_log", "load_log", "make_shipped_runs", "make_shipped_run", "run_file", "make_pilot", "NoShippedRun",
-           "no_shipped_run"]
+__all__ = ["save_log", "load_log", "make_shipped_runs", "make_shipped_run", "run_file", "load_runs", "shipped_seeds",
+           "make_pilot", "NoShippedRun", "no_shipped_run", "no_shipped_seed"]
 
 
 def _small(v):
@@ -85,6 +85,39 @@ def make_shipped_run(directory, seed: int, variant: str, cfg: GrokkingConfig = G
     return log
 
 
+def load_runs(directory, seed: int, variants=None) -> tuple[dict, dict]:
+    """The shipped runs of one seed, one file each (`run_file`): ({variant: log}, {variant: provenance}).
+
+    Raises `NoShippedRun` naming the missing files when any of `variants` (default: all of `VARIANTS`) is not there.
+    Explained in chapters/moe-grokking/02_experiments.md.
+    """
+    from .config import VARIANTS
+
+    variants = tuple(VARIANTS if variants is None else variants)
+    missing = [run_file(directory, seed, v).name for v in variants if not run_file(directory, seed, v).is_file()]
+    if missing:
+        raise NoShippedRun(f"seed={seed}: no shipped run {', '.join(missing)} in {directory}")
+    logs, provenance = {}, {}
+    for v in variants:
+        one, provenance[v] = load_log(run_file(directory, seed, v))
+        logs[v] = one[v]
+    return logs, provenance
+
+
+def shipped_seeds(directory, variants=None) -> list[int]:
+    """The seeds with every run of `variants` (default: all of `VARIANTS`) shipped in `directory`, sorted.
+
+    Explained in chapters/moe-grokking/02_experiments.md.
+    """
+    from pathlib import Path
+
+    from .config import VARIANTS
+
+    variants = tuple(VARIANTS if variants is None else variants)
+    seeds = {int(p.name.removeprefix("seed").split("-", 1)[0]) for p in Path(directory).glob("seed*-*.npz")}
+    return sorted(s for s in seeds if all(run_file(directory, s, v).is_file() for v in variants))
+
+
 class NoShippedRun(FileNotFoundError):
     """A seed asked for at scale="ci" has no shipped logs. In a notebook it shows as one message, no traceback.
 
@@ -113,6 +146,22 @@ def no_shipped_run(path, seed: int, steps_per_s: float, n_runs: int, steps: int)
         f"on a short run whose first steps and evaluations are slow). "
         f"To retrain, run the notebook with scale=\"full\", or write the file once with "
         f"repro.moe_grokking.make_shipped_runs(\"{path}\", seed={seed}) and rerun at ci.")
+
+
+def no_shipped_seed(directory, seed: int, steps_per_s: float, n_runs: int, steps: int) -> NoShippedRun:
+    """The error for a seed without shipped runs in `directory` (one file per run, `run_file`): the seeds that are
+    shipped, how long a retrain takes at the measured `steps_per_s` for `n_runs` runs of `steps` steps, and how to
+    start it. Explained in chapters/moe-grokking/02_experiments.md.
+    """
+    minutes = n_runs * steps / max(float(steps_per_s), 1e-9) / 60
+    shipped = ", ".join(str(s) for s in shipped_seeds(directory)) or "none"
+    return NoShippedRun(
+        f"seed={seed} has no shipped runs in {directory} (shipped seeds: {shipped}). At scale=\"ci\" the chapter "
+        f"reads shipped runs instead of training. Retraining this seed's {n_runs} runs of {steps} steps takes about "
+        f"{minutes:.0f} minutes on this machine (measured here: {steps_per_s:.1f} steps/s on a short run, one "
+        f"thread). To retrain, run the notebook with scale=\"full\", or write the files once with "
+        f"repro.moe_grokking.make_shipped_run(\"{directory}\", seed={seed}, variant=v) for each v in VARIANTS "
+        f"and rerun at ci.")
 
 
 def make_pilot(path, groups, seed: int, cfg: GrokkingConfig = GrokkingConfig(), p: int = 31, command: str = "") -> dict:
