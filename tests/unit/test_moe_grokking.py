@@ -188,7 +188,8 @@ def test_validation_errors():
 # ------------------------------------------------------------------ training
 def test_train_monitored_runs_a_few_steps(tmp_path):
     mix = make_grokking_mix(p=7, seed=0)
-    cfg = mg.GrokkingConfig(d_model=16, n_heads=2, d_expert=16, steps=6, n_evals=3, batch_size=32, n_monitor=4)
+    cfg = mg.GrokkingConfig(d_model=16, n_heads=2, n_layers=2, n_experts=4, d_expert=16, steps=6, n_evals=3,
+                            batch_size=32, n_monitor=4)
     log = mg.train_monitored(mix, cfg, seed=0)
     n = len(log["steps"])
     assert log["steps"][0] == 0 and log["steps"][-1] == 6
@@ -279,27 +280,30 @@ def test_claim_quantities_on_hand_made_curves():
 
 
 def test_shipped_runs_match_the_library_defaults_and_carry_provenance():
-    """The chapter reads data/moe-grokking/seed*.npz as the runs of GrokkingConfig(): if the defaults change, the
-    shipped files must be remade (see data/README.md)."""
+    """The chapter reads data/moe-grokking/runs/seed<k>-<variant>.npz as the runs of GrokkingConfig() on
+    DEFAULT_GROUPS: if the defaults change, the shipped files must be remade (see data/README.md)."""
+    from dataclasses import asdict
     from pathlib import Path
-    shipped = sorted((Path(__file__).parents[2] / "data" / "moe-grokking").glob("seed*.npz"))
-    assert [p.stem for p in shipped] == ["seed0", "seed1", "seed2"]
-    for path in shipped:
-        logs, prov = mg.load_log(path)
-        assert {"command", "seed", "commit", "time", "config", "seconds"} <= set(prov), path.name
-        assert prov["config"] == mg.GrokkingConfig().__dict__, f"{path.name} was made with other settings"
-        assert set(logs) == set(mg.VARIANTS) and prov["seed"] == int(path.stem.removeprefix("seed"))
-        assert logs["main"]["steps"][-1] == mg.GrokkingConfig().steps
+    runs = Path(__file__).parents[2] / "data" / "moe-grokking" / "runs"
+    assert mg.shipped_seeds(runs) == [0, 1, 2]
+    for seed in (0, 1, 2):
+        logs, provenance = mg.load_runs(runs, seed)
+        for variant, prov in provenance.items():
+            assert {"command", "seed", "variant", "commit", "time", "config", "groups", "seconds"} <= set(prov)
+            assert prov["config"] == asdict(mg.GrokkingConfig()), f"seed {seed} {variant}: made with other settings"
+            assert [tuple(g) for g in prov["groups"]] == list(DEFAULT_GROUPS) and prov["p"] == 31
+            assert prov["seed"] == seed and prov["variant"] == variant
+            assert logs[variant]["steps"][-1] == mg.GrokkingConfig().steps
+        assert (runs / f"seed{seed}-main.npz").stat().st_size < 2e6
 
 
 def test_a_seed_without_shipped_runs_gets_a_clear_error(tmp_path):
-    from repro.moe_grokking import NoShippedRun, no_shipped_run
+    from repro.moe_grokking import NoShippedRun, no_shipped_seed
 
-    (tmp_path / "seed0.npz").write_bytes(b"")
-    err = no_shipped_run(tmp_path / "seed7.npz", 7, steps_per_s=20.0, n_runs=4, steps=8000)
+    err = no_shipped_seed(tmp_path, 7, steps_per_s=20.0, n_runs=4, steps=8000)
     assert isinstance(err, NoShippedRun) and isinstance(err, FileNotFoundError)
     text = str(err)
-    assert "seed=7" in text and "shipped seeds: 0" in text and "about 27 minutes" in text and 'scale="full"' in text
+    assert "seed=7" in text and "shipped seeds: none" in text and "about 27 minutes" in text and 'scale="full"' in text
     assert err._render_traceback_() and "Traceback" not in err._render_traceback_()[0]
 
 

@@ -31,13 +31,13 @@ Modules, one idea each:
   paper's Table 1: Pearson's r of each monitor with test accuracy over checkpoints);
 - :mod:`.config`    `GrokkingConfig` and the four run `VARIANTS`;
 - :mod:`.training`  `train_monitored` and `run_experiments`;
-- :mod:`.logs`      the shipped logs under data/moe-grokking/ (`save_log`, `load_log`, `make_shipped_runs`, one file
-  per run with `make_shipped_run` and `run_file`, `make_pilot`; `no_shipped_run`, the clear error for a seed that
-  has none).
+- :mod:`.logs`      the shipped logs under data/moe-grokking/ (`save_log`, `load_log`; one file per run with
+  `make_shipped_run`, `run_file`, `load_runs`, `shipped_seeds`; `make_pilot`; `no_shipped_seed`, the clear error for
+  a seed that has none).
 """
 from .config import VARIANTS, GrokkingConfig, variant_config
-from .logs import (NoShippedRun, load_log, load_runs, make_shipped_run, make_shipped_runs, no_shipped_run,
-                   no_shipped_seed, run_file, save_log, shipped_seeds)
+from .logs import (NoShippedRun, load_log, load_runs, make_shipped_run, no_shipped_seed, run_file, save_log,
+                   shipped_seeds)
 from .marks import (FITTED, GENERALIZED, LEARNS_RULE, MEMORIZED, claim_quantities, drop_from_peak,
                     generalization_onset, group_times, lag_correlation, memorization_times, monitor_correlations,
                     rank_correlation, time_to_reach, value_at)
@@ -57,5 +57,6 @@ __all__ = [
     "lag_correlation", "monitor_correlations",
     "GrokkingConfig", "VARIANTS", "variant_config",
     "log_steps", "evaluate", "train_monitored", "run_experiments",
-    "save_log", "load_log", "make_shipped_runs", "make_shipped_run", "run_file", "load_runs", "shipped_seeds", "NoShippedRun", "no_shipped_run", "no_shipped_seed",
+    "save_log", "load_log", "make_shipped_run", "run_file", "load_runs", "shipped_seeds", "NoShippedRun",
+    "no_shipped_seed",
 ]

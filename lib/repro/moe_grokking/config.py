@@ -17,18 +17,18 @@ class GrokkingConfig:
     """The run of chapters/moe-grokking/02_experiments.md: model, optimiser and monitoring sizes."""
 
     d_model: int = 64
-    n_layers: int = 2
+    n_layers: int = 4
     n_heads: int = 4
-    n_experts: int = 4
+    n_experts: int = 8
     top_k: int = 2
-    d_expert: int = 128
+    d_expert: int = 32
     lr: float = 2e-3
     weight_decay: float = 1.0
     balance_coef: float = 0.01
     batch_size: int = 512
-    steps: int = 8000
-    n_evals: int = 24
-    n_monitor: int = 128
+    steps: int = 12000
+    n_evals: int = 40
+    n_monitor: int = 48
     freeze_router: bool = False
     dense: bool = False
 

@@ -1,4 +1,4 @@
-"""The shipped logs under data/moe-grokking/: one .npz per seed, {run name: log} with its provenance record.
+"""The shipped logs under data/moe-grokking/: one .npz per run (runs/seed<k>-<variant>.npz) with its provenance record.
 
 Explained in chapters/moe-grokking/02_experiments.md, which loads them at scale="ci" and reruns them at "full".
 """
@@ -13,8 +13,8 @@ from ..common import provenance_record
 from .config import GrokkingConfig
 from .training import run_experiments
 
-__all__ = ["save_log", "load_log", "make_shipped_runs", "make_shipped_run", "run_file", "load_runs", "shipped_seeds",
-           "make_pilot", "NoShippedRun", "no_shipped_run", "no_shipped_seed"]
+__all__ = ["save_log", "load_log", "make_shipped_run", "run_file", "load_runs", "shipped_seeds", "make_pilot",
+           "NoShippedRun", "no_shipped_seed"]
 
 
 def _small(v):
@@ -46,17 +46,6 @@ def load_log(path) -> tuple[dict, dict]:
             v = z[key]
             logs.setdefault(name, {})[field] = v.item() if v.ndim == 0 else v
     return logs, prov
-
-
-def make_shipped_runs(path, seed: int, cfg: GrokkingConfig = GrokkingConfig(), p: int = 31, command: str = "") -> dict:
-    """Run `run_experiments` and save the logs with their provenance (command, seed, config, commit, time).
-
-    Explained in chapters/moe-grokking/02_experiments.md (what `scale="full"` reruns).
-    """
-    logs = run_experiments(seed, cfg, p)
-    save_log(path, logs, command=command, seed=int(seed), p=int(p), config=asdict(cfg),
-             seconds={v: round(float(log["seconds"]), 1) for v, log in logs.items()})
-    return logs
 
 
 def run_file(directory, seed: int, variant: str):
@@ -126,26 +115,6 @@ class NoShippedRun(FileNotFoundError):
 
     def _render_traceback_(self):
         return [f"\x1b[31m{type(self).__name__}\x1b[0m: {self}"]
-
-
-def no_shipped_run(path, seed: int, steps_per_s: float, n_runs: int, steps: int) -> NoShippedRun:
-    """The error for a seed without shipped logs: which files exist, how long a retrain takes, how to start it.
-
-    `steps_per_s` is a measured training speed; `n_runs` runs of `steps` steps each make one seed's logs.
-    Explained in chapters/moe-grokking/02_experiments.md.
-    """
-    from pathlib import Path
-
-    path = Path(path)
-    shipped = sorted(p.stem.removeprefix("seed") for p in path.parent.glob("seed*.npz"))
-    minutes = n_runs * steps / max(float(steps_per_s), 1e-9) / 60
-    return NoShippedRun(
-        f"seed={seed} has no shipped runs ({path.name} is missing; shipped seeds: {', '.join(shipped) or 'none'}). "
-        f"At scale=\"ci\" the chapter reads shipped runs instead of training. Retraining this seed's {n_runs} runs of "
-        f"{steps} steps takes about {minutes:.0f} minutes on this machine (measured here: {steps_per_s:.1f} steps/s, "
-        f"on a short run whose first steps and evaluations are slow). "
-        f"To retrain, run the notebook with scale=\"full\", or write the file once with "
-        f"repro.moe_grokking.make_shipped_runs(\"{path}\", seed={seed}) and rerun at ci.")
 
 
 def no_shipped_seed(directory, seed: int, steps_per_s: float, n_runs: int, steps: int) -> NoShippedRun:

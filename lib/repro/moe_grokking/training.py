@@ -133,7 +133,7 @@ def run_experiments(seed: int, cfg: GrokkingConfig = GrokkingConfig(), p: int = 
                     groups=DEFAULT_GROUPS) -> dict:
     """Train every variant on the mixture `make_grokking_mix(p, groups, seed=seed)`; returns {variant: log}.
 
-    This is what `make_shipped_runs` saves under data/moe-grokking/ and what chapters/moe-grokking/02_experiments.md
+    This is what `make_shipped_run` saves under data/moe-grokking/runs/ (one variant per file) and what chapters/moe-grokking/02_experiments.md
     reruns at scale="full".
     """
     mix = make_grokking_mix(p=p, groups=groups, seed=seed)
