@@ -35,7 +35,7 @@ Modules, one idea each:
   `make_shipped_run`, `run_file`, `load_runs`, `shipped_seeds`; `make_pilot`; `no_shipped_seed`, the clear error for
   a seed that has none).
 """
-from .config import VARIANTS, GrokkingConfig, variant_config
+from .config import SHIPPED_VARIANTS, VARIANTS, GrokkingConfig, variant_config
 from .logs import (NoShippedRun, load_log, load_runs, make_shipped_run, no_shipped_seed, run_file, save_log,
                    shipped_seeds)
 from .marks import (FITTED, GENERALIZED, LEARNS_RULE, MEMORIZED, claim_quantities, drop_from_peak,
@@ -55,7 +55,7 @@ __all__ = [
     "MEMORIZED", "GENERALIZED", "FITTED", "LEARNS_RULE", "time_to_reach", "generalization_onset", "memorization_times",
     "drop_from_peak", "value_at", "rank_correlation", "group_times", "claim_quantities",
     "lag_correlation", "monitor_correlations",
-    "GrokkingConfig", "VARIANTS", "variant_config",
+    "GrokkingConfig", "VARIANTS", "SHIPPED_VARIANTS", "variant_config",
     "log_steps", "evaluate", "train_monitored", "run_experiments",
     "save_log", "load_log", "make_shipped_run", "run_file", "load_runs", "shipped_seeds", "NoShippedRun",
     "no_shipped_seed",

@@ -77,12 +77,12 @@ def make_shipped_run(directory, seed: int, variant: str, cfg: GrokkingConfig = G
 def load_runs(directory, seed: int, variants=None) -> tuple[dict, dict]:
     """The shipped runs of one seed, one file each (`run_file`): ({variant: log}, {variant: provenance}).
 
-    Raises `NoShippedRun` naming the missing files when any of `variants` (default: all of `VARIANTS`) is not there.
+    Raises `NoShippedRun` naming the missing files when any of `variants` (default: `SHIPPED_VARIANTS`) is not there.
     Explained in chapters/moe-grokking/02_experiments.md.
     """
-    from .config import VARIANTS
+    from .config import SHIPPED_VARIANTS
 
-    variants = tuple(VARIANTS if variants is None else variants)
+    variants = tuple(SHIPPED_VARIANTS if variants is None else variants)
     missing = [run_file(directory, seed, v).name for v in variants if not run_file(directory, seed, v).is_file()]
     if missing:
         raise NoShippedRun(f"seed={seed}: no shipped run {', '.join(missing)} in {directory}")
@@ -94,15 +94,15 @@ def load_runs(directory, seed: int, variants=None) -> tuple[dict, dict]:
 
 
 def shipped_seeds(directory, variants=None) -> list[int]:
-    """The seeds with every run of `variants` (default: all of `VARIANTS`) shipped in `directory`, sorted.
+    """The seeds with every run of `variants` (default: `SHIPPED_VARIANTS`) shipped in `directory`, sorted.
 
     Explained in chapters/moe-grokking/02_experiments.md.
     """
     from pathlib import Path
 
-    from .config import VARIANTS
+    from .config import SHIPPED_VARIANTS
 
-    variants = tuple(VARIANTS if variants is None else variants)
+    variants = tuple(SHIPPED_VARIANTS if variants is None else variants)
     seeds = {int(p.name.removeprefix("seed").split("-", 1)[0]) for p in Path(directory).glob("seed*-*.npz")}
     return sorted(s for s in seeds if all(run_file(directory, s, v).is_file() for v in variants))
 
