@@ -397,12 +397,12 @@ def test_add_paper_curves_on_a_logged_run():
 
 def test_one_file_per_run_loads_back_and_a_missing_seed_says_so(tmp_path):
     log = {"steps": np.array([0, 10]), "test_acc": np.zeros((2, 3))}
-    for v in mg.SHIPPED_VARIANTS:
+    for v in (*mg.SHIPPED_VARIANTS, "dense"):                          # an optional run shipped beside the required
         mg.save_log(mg.run_file(tmp_path, 3, v), {v: log}, command="test", seed=3, variant=v)
     mg.save_log(mg.run_file(tmp_path, 4, "main"), {"main": log}, command="test", seed=4, variant="main")
     assert mg.shipped_seeds(tmp_path) == [3] and mg.shipped_seeds(tmp_path, variants=("main",)) == [3, 4]
     logs, prov = mg.load_runs(tmp_path, 3)
-    assert set(logs) == set(mg.SHIPPED_VARIANTS) and prov["frozen"]["variant"] == "frozen"
+    assert set(logs) == {*mg.SHIPPED_VARIANTS, "dense"} and prov["frozen"]["variant"] == "frozen"
     np.testing.assert_array_equal(logs["dense"]["steps"], [0, 10])
     with pytest.raises(mg.NoShippedRun, match="seed4-frozen.npz"):
         mg.load_runs(tmp_path, 4)

@@ -77,17 +77,18 @@ def make_shipped_run(directory, seed: int, variant: str, cfg: GrokkingConfig = G
 def load_runs(directory, seed: int, variants=None) -> tuple[dict, dict]:
     """The shipped runs of one seed, one file each (`run_file`): ({variant: log}, {variant: provenance}).
 
-    Raises `NoShippedRun` naming the missing files when any of `variants` (default: `SHIPPED_VARIANTS`) is not there.
+    Raises `NoShippedRun` naming the missing files when any of `variants` (default: `SHIPPED_VARIANTS`) is not there;
+    every other run of `VARIANTS` that is shipped for the seed is read too.
     Explained in chapters/moe-grokking/02_experiments.md.
     """
-    from .config import SHIPPED_VARIANTS
+    from .config import SHIPPED_VARIANTS, VARIANTS
 
     variants = tuple(SHIPPED_VARIANTS if variants is None else variants)
     missing = [run_file(directory, seed, v).name for v in variants if not run_file(directory, seed, v).is_file()]
     if missing:
         raise NoShippedRun(f"seed={seed}: no shipped run {', '.join(missing)} in {directory}")
     logs, provenance = {}, {}
-    for v in variants:
+    for v in [v for v in VARIANTS if v in variants or run_file(directory, seed, v).is_file()]:
         one, provenance[v] = load_log(run_file(directory, seed, v))
         logs[v] = one[v]
     return logs, provenance
