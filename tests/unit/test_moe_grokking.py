@@ -188,7 +188,8 @@ def test_validation_errors():
 # ------------------------------------------------------------------ training
 def test_train_monitored_runs_a_few_steps(tmp_path):
     mix = make_grokking_mix(p=7, seed=0)
-    cfg = mg.GrokkingConfig(d_model=16, n_heads=2, d_expert=16, steps=6, n_evals=3, batch_size=32, n_monitor=4)
+    cfg = mg.GrokkingConfig(d_model=16, n_heads=2, n_layers=2, n_experts=4, d_expert=16, steps=6, n_evals=3,
+                            batch_size=32, n_monitor=4)
     log = mg.train_monitored(mix, cfg, seed=0)
     n = len(log["steps"])
     assert log["steps"][0] == 0 and log["steps"][-1] == 6
@@ -279,27 +280,30 @@ def test_claim_quantities_on_hand_made_curves():
 
 
 def test_shipped_runs_match_the_library_defaults_and_carry_provenance():
-    """The chapter reads data/moe-grokking/seed*.npz as the runs of GrokkingConfig(): if the defaults change, the
-    shipped files must be remade (see data/README.md)."""
+    """The chapter reads data/moe-grokking/runs/seed<k>-<variant>.npz as the runs of GrokkingConfig() on
+    DEFAULT_GROUPS: if the defaults change, the shipped files must be remade (see data/README.md)."""
+    from dataclasses import asdict
     from pathlib import Path
-    shipped = sorted((Path(__file__).parents[2] / "data" / "moe-grokking").glob("seed*.npz"))
-    assert [p.stem for p in shipped] == ["seed0", "seed1", "seed2"]
-    for path in shipped:
-        logs, prov = mg.load_log(path)
-        assert {"command", "seed", "commit", "time", "config", "seconds"} <= set(prov), path.name
-        assert prov["config"] == mg.GrokkingConfig().__dict__, f"{path.name} was made with other settings"
-        assert set(logs) == set(mg.VARIANTS) and prov["seed"] == int(path.stem.removeprefix("seed"))
-        assert logs["main"]["steps"][-1] == mg.GrokkingConfig().steps
+    runs = Path(__file__).parents[2] / "data" / "moe-grokking" / "runs"
+    assert mg.shipped_seeds(runs) == [0, 1, 2]
+    for seed in (0, 1, 2):
+        logs, provenance = mg.load_runs(runs, seed)
+        for variant, prov in provenance.items():
+            assert {"command", "seed", "variant", "commit", "time", "config", "groups", "seconds"} <= set(prov)
+            assert prov["config"] == asdict(mg.GrokkingConfig()), f"seed {seed} {variant}: made with other settings"
+            assert [tuple(g) for g in prov["groups"]] == list(DEFAULT_GROUPS) and prov["p"] == 31
+            assert prov["seed"] == seed and prov["variant"] == variant
+            assert logs[variant]["steps"][-1] == mg.GrokkingConfig().steps
+        assert (runs / f"seed{seed}-main.npz").stat().st_size < 2e6
 
 
 def test_a_seed_without_shipped_runs_gets_a_clear_error(tmp_path):
-    from repro.moe_grokking import NoShippedRun, no_shipped_run
+    from repro.moe_grokking import NoShippedRun, no_shipped_seed
 
-    (tmp_path / "seed0.npz").write_bytes(b"")
-    err = no_shipped_run(tmp_path / "seed7.npz", 7, steps_per_s=20.0, n_runs=4, steps=8000)
+    err = no_shipped_seed(tmp_path, 7, steps_per_s=20.0, n_runs=4, steps=8000)
     assert isinstance(err, NoShippedRun) and isinstance(err, FileNotFoundError)
     text = str(err)
-    assert "seed=7" in text and "shipped seeds: 0" in text and "about 27 minutes" in text and 'scale="full"' in text
+    assert "seed=7" in text and "shipped seeds: none" in text and "about 27 minutes" in text and 'scale="full"' in text
     assert err._render_traceback_() and "Traceback" not in err._render_traceback_()[0]
 
 
@@ -334,3 +338,73 @@ def test_paper_consistency_is_zero_for_aligned_layers_and_grows_when_erratic():
     assert paper_consistency(turned, W)[0] == pytest.approx(0.5)
     with pytest.raises(ValueError, match="probs"):
         paper_consistency(aligned[0], W)
+
+
+def _rule_log(fit_steps, rule_steps, steps=(0, 100, 200, 400, 800, 1600, 3200)):
+    """A log whose rule group g (1..) reaches train acc. 1 at fit_steps[g-1] and test acc. 1 at rule_steps[g-1]
+    (None: never); group 0 is the control."""
+    steps = np.array(steps)
+    n = len(fit_steps) + 1
+    train, test = np.zeros((steps.size, n)), np.zeros((steps.size, n))
+    for g, (f, r) in enumerate(zip(fit_steps, rule_steps), start=1):
+        train[:, g] = steps >= f
+        test[:, g] = steps >= r if r is not None else 0.0
+    return {"steps": steps, "train_acc": train, "test_acc": test}
+
+
+def test_lag_correlation_ranks_later_fitted_groups_against_their_lags():
+    later_lags_longer = mg.lag_correlation(_rule_log([100, 200, 400], [200, 800, None]), control=0)
+    np.testing.assert_array_equal(later_lags_longer["lag"], [100, 600, np.inf])   # never: lags longest
+    assert later_lags_longer["rho"] == pytest.approx(1.0)
+    assert mg.lag_correlation(_rule_log([100, 200, 400], [1600, 800, 800]), control=0)["rho"] == pytest.approx(-1.0)
+    assert np.isnan(mg.lag_correlation(_rule_log([100, 200], [200, 400]), control=0)["rho"])   # two groups: no rho
+
+
+def test_monitor_correlations_are_pearson_after_the_start():
+    steps = np.array([0, 10, 20, 30, 40, 50])
+    acc = np.array([0.9, 0.1, 0.2, 0.4, 0.6, 0.8])                      # the first checkpoint is left out below
+    r = mg.monitor_correlations(steps, acc, {"down": -acc, "flat": np.ones(6), "short": acc}, start=10)
+    assert r["down"] == pytest.approx(-1.0) and np.isnan(r["flat"])
+    assert np.isnan(mg.monitor_correlations(steps, acc, {"x": acc}, start=40)["x"])       # 2 points < min_points
+    with pytest.raises(ValueError, match="shape"):
+        mg.monitor_correlations(steps, acc, {"bad": acc[:3]}, start=0)
+
+
+def test_claim_quantities_read_the_papers_metrics_when_a_log_carries_them():
+    falling = np.array([0.5, 0.5, 0.8, 0.8, 0.8, 0.4, 0.4])
+    logs = {"main": _synthetic_log(falling, falling), "frozen": _synthetic_log(falling, falling)}
+    assert "paper_drop_min" not in mg.claim_quantities(logs, control=0, chance=0.0, n_experts=4)
+    test = logs["main"]["test_acc"]
+    logs["main"].update(paper_distance=np.stack([np.full(7, 20.0), 20 - 10 * test[:, 1], np.full(7, 20.0)], 1),
+                        paper_consistency=np.stack([np.full(7, 0.3), 0.3 + test[:, 1], 0.3 - test[:, 2]], 1))
+    q = mg.claim_quantities(logs, control=0, chance=0.0, n_experts=4)
+    assert q["table1_r"][1]["distance"] == pytest.approx(-1.0) and q["table1_r"][1]["ci"] == pytest.approx(1.0)
+    assert q["table1_ci"] == pytest.approx(-1.0)             # group 2's C_i falls as its test accuracy rises
+    assert q["paper_drop"][2] == 0 and q["paper_drop_min"] == 0 and q["paper_drop"][1] > 0.3
+    assert np.isnan(q["lag_rho"])                             # two rule groups: too few for a rank correlation
+
+
+def test_add_paper_curves_on_a_logged_run():
+    cfg = mg.GrokkingConfig(n_layers=2, n_experts=4, d_expert=8, d_model=16, n_heads=2, steps=3, n_evals=2,
+                            n_monitor=4, batch_size=16)
+    logs = {"main": mg.train_monitored(make_grokking_mix(p=5, seed=0), cfg, seed=0)}
+    mg.add_paper_curves(logs)
+    n_evals, n_groups = logs["main"]["test_acc"].shape
+    for key in ("paper_distance", "paper_consistency", "paper_length"):
+        assert logs["main"][key].shape == (n_evals, n_groups)
+    assert np.all(logs["main"]["paper_length"] >= cfg.n_layers * 3)      # at least one expert per token and layer
+
+
+def test_one_file_per_run_loads_back_and_a_missing_seed_says_so(tmp_path):
+    log = {"steps": np.array([0, 10]), "test_acc": np.zeros((2, 3))}
+    for v in (*mg.SHIPPED_VARIANTS, "dense"):                          # an optional run shipped beside the required
+        mg.save_log(mg.run_file(tmp_path, 3, v), {v: log}, command="test", seed=3, variant=v)
+    mg.save_log(mg.run_file(tmp_path, 4, "main"), {"main": log}, command="test", seed=4, variant="main")
+    assert mg.shipped_seeds(tmp_path) == [3] and mg.shipped_seeds(tmp_path, variants=("main",)) == [3, 4]
+    logs, prov = mg.load_runs(tmp_path, 3)
+    assert set(logs) == {*mg.SHIPPED_VARIANTS, "dense"} and prov["frozen"]["variant"] == "frozen"
+    np.testing.assert_array_equal(logs["dense"]["steps"], [0, 10])
+    with pytest.raises(mg.NoShippedRun, match="seed4-frozen.npz"):
+        mg.load_runs(tmp_path, 4)
+    err = mg.no_shipped_seed(tmp_path, 7, steps_per_s=10.0, n_runs=4, steps=12000)
+    assert "shipped seeds: 3" in str(err) and "80 minutes" in str(err)

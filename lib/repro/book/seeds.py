@@ -12,7 +12,7 @@ the front matter of its `index.md`, and the sweep runs those only, saying why:
 
     seeds:
       only: [0, 1, 2]
-      why: its ci notebooks read the training runs shipped for these seeds (data/moe-grokking/seed<k>.npz)
+      why: its ci notebooks read the training runs shipped for these seeds (data/moe-grokking/runs/seed<k>-*.npz)
 """
 from __future__ import annotations
 

@@ -27,18 +27,22 @@ Modules, one idea each:
   paper's own definitions (experts up to a cumulative routing weight of 0.7, raw Levenshtein distance, C_i),
   recomputed from a log's stored router probabilities (`paper_curves`);
 - :mod:`.marks`     crossing times and onsets, memorization times, the marks (0.99, 0.9, 0.95, 0.5), `group_times`
-  and `claim_quantities`;
+  and `claim_quantities`; `lag_correlation` (do later-fitted groups lag longer?) and `monitor_correlations` (the
+  paper's Table 1: Pearson's r of each monitor with test accuracy over checkpoints);
 - :mod:`.config`    `GrokkingConfig` and the four run `VARIANTS`;
 - :mod:`.training`  `train_monitored` and `run_experiments`;
-- :mod:`.logs`      the shipped logs under data/moe-grokking/ (`save_log`, `load_log`, `make_shipped_runs`, `make_pilot`;
-  `no_shipped_run`, the clear error for a seed that has none).
+- :mod:`.logs`      the shipped logs under data/moe-grokking/ (`save_log`, `load_log`; one file per run with
+  `make_shipped_run`, `run_file`, `load_runs`, `shipped_seeds`; `make_pilot`; `no_shipped_seed`, the clear error for
+  a seed that has none).
 """
-from .config import VARIANTS, GrokkingConfig, variant_config
-from .logs import NoShippedRun, load_log, make_shipped_runs, no_shipped_run, save_log
+from .config import SHIPPED_VARIANTS, VARIANTS, GrokkingConfig, variant_config
+from .logs import (NoShippedRun, load_log, load_runs, make_shipped_run, no_shipped_seed, run_file, save_log,
+                   shipped_seeds)
 from .marks import (FITTED, GENERALIZED, LEARNS_RULE, MEMORIZED, claim_quantities, drop_from_peak,
-                    generalization_onset, group_times, memorization_times, rank_correlation, time_to_reach, value_at)
-from .metrics import (PAPER_MASS, PROMPT_POSITIONS, aggregate_gates, cumulative_experts, layer_consistency,
-                      layer_pathway_distance, levenshtein, load_entropy, pairwise_mean, paper_consistency, paper_curves,
+                    generalization_onset, group_times, lag_correlation, memorization_times, monitor_correlations,
+                    rank_correlation, time_to_reach, value_at)
+from .metrics import (PAPER_MASS, PROMPT_POSITIONS, add_paper_curves, aggregate_gates, cumulative_experts,
+                      layer_consistency, layer_pathway_distance, levenshtein, load_entropy, pairwise_mean, paper_consistency, paper_curves,
                       paper_pathway_distance, paper_pathway_strings, pathway_distance, pathway_strings, pathways,
                       routing_entropy, weight_norm)
 from .training import evaluate, log_steps, run_experiments, train_monitored
@@ -47,10 +51,12 @@ __all__ = [
     "PROMPT_POSITIONS", "levenshtein", "aggregate_gates", "pathways", "pathway_strings", "pairwise_mean",
     "pathway_distance", "layer_pathway_distance", "layer_consistency", "routing_entropy", "load_entropy", "weight_norm",
     "PAPER_MASS", "cumulative_experts", "paper_pathway_strings", "paper_pathway_distance", "paper_consistency",
-    "paper_curves",
+    "paper_curves", "add_paper_curves",
     "MEMORIZED", "GENERALIZED", "FITTED", "LEARNS_RULE", "time_to_reach", "generalization_onset", "memorization_times",
     "drop_from_peak", "value_at", "rank_correlation", "group_times", "claim_quantities",
-    "GrokkingConfig", "VARIANTS", "variant_config",
+    "lag_correlation", "monitor_correlations",
+    "GrokkingConfig", "VARIANTS", "SHIPPED_VARIANTS", "variant_config",
     "log_steps", "evaluate", "train_monitored", "run_experiments",
-    "save_log", "load_log", "make_shipped_runs", "NoShippedRun", "no_shipped_run",
+    "save_log", "load_log", "make_shipped_run", "run_file", "load_runs", "shipped_seeds", "NoShippedRun",
+    "no_shipped_seed",
 ]

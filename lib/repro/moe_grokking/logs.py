@@ -1,4 +1,4 @@
-"""The shipped logs under data/moe-grokking/: one .npz per seed, {run name: log} with its provenance record.
+"""The shipped logs under data/moe-grokking/: one .npz per run (runs/seed<k>-<variant>.npz) with its provenance record.
 
 Explained in chapters/moe-grokking/02_experiments.md, which loads them at scale="ci" and reruns them at "full".
 """
@@ -13,7 +13,8 @@ from ..common import provenance_record
 from .config import GrokkingConfig
 from .training import run_experiments
 
-__all__ = ["save_log", "load_log", "make_shipped_runs", "make_pilot", "NoShippedRun", "no_shipped_run"]
+__all__ = ["save_log", "load_log", "make_shipped_run", "run_file", "load_runs", "shipped_seeds", "make_pilot",
+           "NoShippedRun", "no_shipped_seed"]
 
 
 def _small(v):
@@ -47,15 +48,64 @@ def load_log(path) -> tuple[dict, dict]:
     return logs, prov
 
 
-def make_shipped_runs(path, seed: int, cfg: GrokkingConfig = GrokkingConfig(), p: int = 31, command: str = "") -> dict:
-    """Run `run_experiments` and save the logs with their provenance (command, seed, config, commit, time).
+def run_file(directory, seed: int, variant: str):
+    """Where one shipped run lives: `directory/seed<seed>-<variant>.npz` (one file per run keeps each under 2 MB).
 
-    Explained in chapters/moe-grokking/02_experiments.md (what `scale="full"` reruns).
+    Explained in chapters/moe-grokking/02_experiments.md.
     """
-    logs = run_experiments(seed, cfg, p)
-    save_log(path, logs, command=command, seed=int(seed), p=int(p), config=asdict(cfg),
-             seconds={v: round(float(log["seconds"]), 1) for v, log in logs.items()})
-    return logs
+    from pathlib import Path
+
+    return Path(directory) / f"seed{int(seed)}-{variant}.npz"
+
+
+def make_shipped_run(directory, seed: int, variant: str, cfg: GrokkingConfig = GrokkingConfig(), p: int = 31,
+                     groups=None, command: str = "") -> dict:
+    """Train one run (`variant` of `VARIANTS`) of one seed and save its log to `run_file(directory, seed, variant)`,
+    with its provenance (command, seed, variant, p, groups, configuration, commit, time, seconds).
+
+    One process per run, one thread each, is how the shipped runs were made (chapters/moe-grokking/02_experiments.md).
+    """
+    from ..data.grokking_mix import DEFAULT_GROUPS
+
+    groups = [(str(op), float(frac)) for op, frac in (DEFAULT_GROUPS if groups is None else groups)]
+    log = run_experiments(seed, cfg, p, variants=(variant,), groups=groups)[variant]
+    save_log(run_file(directory, seed, variant), {variant: log}, command=command, seed=int(seed), variant=variant,
+             p=int(p), groups=groups, config=asdict(cfg), seconds=round(float(log["seconds"]), 1))
+    return log
+
+
+def load_runs(directory, seed: int, variants=None) -> tuple[dict, dict]:
+    """The shipped runs of one seed, one file each (`run_file`): ({variant: log}, {variant: provenance}).
+
+    Raises `NoShippedRun` naming the missing files when any of `variants` (default: `SHIPPED_VARIANTS`) is not there;
+    every other run of `VARIANTS` that is shipped for the seed is read too.
+    Explained in chapters/moe-grokking/02_experiments.md.
+    """
+    from .config import SHIPPED_VARIANTS, VARIANTS
+
+    variants = tuple(SHIPPED_VARIANTS if variants is None else variants)
+    missing = [run_file(directory, seed, v).name for v in variants if not run_file(directory, seed, v).is_file()]
+    if missing:
+        raise NoShippedRun(f"seed={seed}: no shipped run {', '.join(missing)} in {directory}")
+    logs, provenance = {}, {}
+    for v in [v for v in VARIANTS if v in variants or run_file(directory, seed, v).is_file()]:
+        one, provenance[v] = load_log(run_file(directory, seed, v))
+        logs[v] = one[v]
+    return logs, provenance
+
+
+def shipped_seeds(directory, variants=None) -> list[int]:
+    """The seeds with every run of `variants` (default: `SHIPPED_VARIANTS`) shipped in `directory`, sorted.
+
+    Explained in chapters/moe-grokking/02_experiments.md.
+    """
+    from pathlib import Path
+
+    from .config import SHIPPED_VARIANTS
+
+    variants = tuple(SHIPPED_VARIANTS if variants is None else variants)
+    seeds = {int(p.name.removeprefix("seed").split("-", 1)[0]) for p in Path(directory).glob("seed*-*.npz")}
+    return sorted(s for s in seeds if all(run_file(directory, s, v).is_file() for v in variants))
 
 
 class NoShippedRun(FileNotFoundError):
@@ -68,24 +118,20 @@ class NoShippedRun(FileNotFoundError):
         return [f"\x1b[31m{type(self).__name__}\x1b[0m: {self}"]
 
 
-def no_shipped_run(path, seed: int, steps_per_s: float, n_runs: int, steps: int) -> NoShippedRun:
-    """The error for a seed without shipped logs: which files exist, how long a retrain takes, how to start it.
-
-    `steps_per_s` is a measured training speed; `n_runs` runs of `steps` steps each make one seed's logs.
-    Explained in chapters/moe-grokking/02_experiments.md.
+def no_shipped_seed(directory, seed: int, steps_per_s: float, n_runs: int, steps: int) -> NoShippedRun:
+    """The error for a seed without shipped runs in `directory` (one file per run, `run_file`): the seeds that are
+    shipped, how long a retrain takes at the measured `steps_per_s` for `n_runs` runs of `steps` steps, and how to
+    start it. Explained in chapters/moe-grokking/02_experiments.md.
     """
-    from pathlib import Path
-
-    path = Path(path)
-    shipped = sorted(p.stem.removeprefix("seed") for p in path.parent.glob("seed*.npz"))
     minutes = n_runs * steps / max(float(steps_per_s), 1e-9) / 60
+    shipped = ", ".join(str(s) for s in shipped_seeds(directory)) or "none"
     return NoShippedRun(
-        f"seed={seed} has no shipped runs ({path.name} is missing; shipped seeds: {', '.join(shipped) or 'none'}). "
-        f"At scale=\"ci\" the chapter reads shipped runs instead of training. Retraining this seed's {n_runs} runs of "
-        f"{steps} steps takes about {minutes:.0f} minutes on this machine (measured here: {steps_per_s:.1f} steps/s, "
-        f"on a short run whose first steps and evaluations are slow). "
-        f"To retrain, run the notebook with scale=\"full\", or write the file once with "
-        f"repro.moe_grokking.make_shipped_runs(\"{path}\", seed={seed}) and rerun at ci.")
+        f"seed={seed} has no shipped runs in {directory} (shipped seeds: {shipped}). At scale=\"ci\" the chapter "
+        f"reads shipped runs instead of training. Retraining this seed's {n_runs} runs of {steps} steps takes about "
+        f"{minutes:.0f} minutes on this machine (measured here: {steps_per_s:.1f} steps/s on a short run, one "
+        f"thread). To retrain, run the notebook with scale=\"full\", or write the files once with "
+        f"repro.moe_grokking.make_shipped_run(\"{directory}\", seed={seed}, variant=v) for each v in VARIANTS "
+        f"and rerun at ci.")
 
 
 def make_pilot(path, groups, seed: int, cfg: GrokkingConfig = GrokkingConfig(), p: int = 31, command: str = "") -> dict:

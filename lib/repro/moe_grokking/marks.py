@@ -7,13 +7,13 @@ per-group times of one run (`group_times`) and every quantity the claims check (
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import spearmanr
+from scipy.stats import pearsonr, spearmanr
 
 from ..common import centred_mean
 
 __all__ = ["MEMORIZED", "GENERALIZED", "FITTED", "LEARNS_RULE", "time_to_reach", "generalization_onset",
            "memorization_times", "drop_from_peak", "value_at", "rank_correlation", "group_times",
-           "claim_quantities"]
+           "claim_quantities", "lag_correlation", "monitor_correlations"]
 
 
 def time_to_reach(steps, values, threshold: float) -> float:
@@ -158,7 +158,9 @@ def claim_quantities(logs: dict, control: int, chance: float, n_experts: int, mi
     onset_lag = [_ratio(onset[g], t_fit[g]) for g in t["learners"]]
     gen_times, learner_onsets = t["t_gen"][t["generalizing"]], onset[t["learners"]]
     drop_mean = float(np.mean(drop[gen]))
-    return {**t, "smoothed": sm, "drop": drop, "c_rise": c_rise,
+    paper = _paper_quantities(main, t, gen, control, min_drop) if "paper_distance" in main else {}
+    return {**t, **paper, "lag_rho": lag_correlation(main, control)["rho"], "smoothed": sm, "drop": drop,
+            "c_rise": c_rise,
             "n_grok": int(sum(r >= 2 for r in lag)), "async_ratio": _spread(gen_times),
             "n_lag": int(sum(r >= 2 for r in onset_lag)), "onset_async": _spread(learner_onsets),
             "drop_min": float(np.min(drop[gen])), "drop_mean": drop_mean,
@@ -169,3 +171,59 @@ def claim_quantities(logs: dict, control: int, chance: float, n_experts: int, mi
             "load_frac": float(main["load_entropy"][1:].mean() / np.log(n_experts))}
 
 
+def _paper_quantities(main: dict, t: dict, gen: list, control: int, min_drop: float) -> dict:
+    """`claim_quantities`' numbers on the paper's own metrics (raw distance, C_i), smoothed like ours."""
+    steps, n_groups = main["steps"], main["paper_distance"].shape[1]
+    dist = np.stack([centred_mean(main["paper_distance"][:, g]) for g in range(n_groups)], 1)
+    ci = np.stack([centred_mean(main["paper_consistency"][:, g]) for g in range(n_groups)], 1)
+    drop = np.array([drop_from_peak(steps, dist[:, g], t["t_fit"][g]) for g in range(n_groups)])
+    ci_change = np.array([ci[-1, g] - value_at(steps, ci[:, g], t["t_fit"][g]) for g in range(n_groups)])
+    r = {g: monitor_correlations(steps, main["test_acc"][:, g], {"distance": main["paper_distance"][:, g],
+                                                                   "ci": main["paper_consistency"][:, g]},
+                                 t["t_fit"][g]) for g in gen}
+    drop_mean = float(np.mean(drop[gen]))
+    return {"paper_drop": drop, "paper_drop_min": float(np.min(drop[gen])), "paper_drop_mean": drop_mean,
+            "paper_control_ratio": _ratio(drop[control], drop_mean) if drop_mean >= min_drop else float("nan"),
+            "paper_ci_change": ci_change, "paper_ci_change_max": float(np.max(ci_change[gen])),
+            "table1_r": r, "table1_distance": float(np.nanmax([r[g]["distance"] for g in gen])),
+            "table1_ci": float(np.nanmin([r[g]["ci"] for g in gen]))}
+
+
+def lag_correlation(log: dict, control: int, level: float = LEARNS_RULE) -> dict:
+    """Do groups that are memorized later lag longer? Per rule group of one run: `t_fit` (training accuracy 0.95),
+    `t_rule` (test accuracy `level`) and `lag` = t_rule - t_fit; and `rho`, Spearman's rank correlation over the
+    fitted rule groups between t_fit and lag (the paper's "harder groups lag longer" as a number).
+
+    A group that never reaches `level` within the run has lag +inf: it ranks as lagging longest (ties with any
+    other such group), since its lag is at least the rest of the run. Groups that never fit are left out; `rho` is
+    NaN with fewer than three groups left. Explained in chapters/moe-grokking/02_experiments.md.
+    """
+    steps, train, test = log["steps"], log["train_acc"], log["test_acc"]
+    rules = [g for g in range(train.shape[1]) if g != control]
+    t_fit = np.array([time_to_reach(steps, train[:, g], FITTED) for g in rules])
+    t_rule = np.array([time_to_reach(steps, test[:, g], level) for g in rules])
+    lag = np.where(np.isfinite(t_rule), t_rule - t_fit, np.inf)
+    ok = np.isfinite(t_fit)
+    rho = float("nan")
+    if ok.sum() >= 3 and np.ptp(t_fit[ok]) > 0 and len(set(lag[ok].tolist())) > 1:
+        rho = float(spearmanr(t_fit[ok], lag[ok]).statistic)
+    return {"rules": rules, "t_fit": t_fit, "t_rule": t_rule, "lag": lag, "rho": rho}
+
+
+def monitor_correlations(steps, test_acc, monitors: dict, start: float, min_points: int = 4) -> dict:
+    """Pearson's r between test accuracy and each monitor over the checkpoints from `start` on (the paper's Table 1
+    correlates its two metrics with downstream accuracy over checkpoints): {name: r}, NaN with fewer than
+    `min_points` checkpoints or a constant series. `monitors` maps names to 1-d arrays aligned with `steps`.
+    Explained in chapters/moe-grokking/02_experiments.md.
+    """
+    steps, test_acc = np.asarray(steps), np.asarray(test_acc, dtype=float)
+    after = steps >= (start if np.isfinite(start) else steps[0])
+    out = {}
+    for name, values in monitors.items():
+        values = np.asarray(values, dtype=float)
+        if values.shape != steps.shape:
+            raise ValueError(f"monitor {name!r} has shape {values.shape}, steps {steps.shape}")
+        x, y = values[after], test_acc[after]
+        enough = after.sum() >= min_points and np.ptp(x) > 0 and np.ptp(y) > 0
+        out[name] = float(pearsonr(x, y).statistic) if enough else float("nan")
+    return out

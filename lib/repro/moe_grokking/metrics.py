@@ -13,7 +13,7 @@ from rapidfuzz.process import cdist
 __all__ = ["PROMPT_POSITIONS", "levenshtein", "aggregate_gates", "pathways", "pathway_strings", "pairwise_mean",
            "pathway_distance", "layer_pathway_distance", "layer_consistency", "routing_entropy", "load_entropy",
            "weight_norm", "PAPER_MASS", "cumulative_experts", "paper_pathway_strings", "paper_pathway_distance",
-           "paper_consistency", "paper_curves"]
+           "paper_consistency", "paper_curves", "add_paper_curves"]
 
 #: The prompt's positions [op, a, b]: the tokens whose gates make a sample's pathway (not the answer token).
 PROMPT_POSITIONS = (0, 1, 2)
@@ -266,3 +266,16 @@ def paper_curves(log: dict, mass: float = PAPER_MASS) -> dict:
             cons[t, g] = paper_consistency(P[t, g], W[t], mass).mean()
             length[t, g] = cumulative_experts(P[t, g], mass).sum((1, 2, 3)).mean()
     return {"distance": dist, "consistency": cons, "length": length}
+
+
+def add_paper_curves(logs: dict, mass: float = PAPER_MASS) -> dict:
+    """Add the paper's metrics to every log of `logs` ({run name: log}) that stores router probabilities, in place:
+    `paper_distance`, `paper_consistency` (C_i) and `paper_length`, each (evals, groups), from `paper_curves`.
+    Returns `logs`. Explained in chapters/moe-grokking/02_experiments.md.
+    """
+    for log in logs.values():
+        if "router_probs" in log and "paper_distance" not in log:
+            curves = paper_curves(log, mass)
+            log.update(paper_distance=curves["distance"], paper_consistency=curves["consistency"],
+                       paper_length=curves["length"])
+    return logs

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from ..common import check_int
-from ..data.grokking_mix import ANSWER_POSITION, GrokkingMix, make_grokking_mix
+from ..data.grokking_mix import ANSWER_POSITION, DEFAULT_GROUPS, GrokkingMix, make_grokking_mix
 from ..nn import Transformer, train_lm
 from .config import VARIANTS, GrokkingConfig, variant_config
 from .metrics import (PROMPT_POSITIONS, aggregate_gates, layer_consistency, layer_pathway_distance, load_entropy,
@@ -129,13 +129,14 @@ def train_monitored(mix: GrokkingMix, cfg: GrokkingConfig = GrokkingConfig(), se
     return log
 
 
-def run_experiments(seed: int, cfg: GrokkingConfig = GrokkingConfig(), p: int = 31, variants=VARIANTS) -> dict:
-    """Train every variant on the mixture `make_grokking_mix(p, seed=seed)`; returns {variant: log}.
+def run_experiments(seed: int, cfg: GrokkingConfig = GrokkingConfig(), p: int = 31, variants=VARIANTS,
+                    groups=DEFAULT_GROUPS) -> dict:
+    """Train every variant on the mixture `make_grokking_mix(p, groups, seed=seed)`; returns {variant: log}.
 
-    This is what `make_shipped_runs` saves under data/moe-grokking/ and what chapters/moe-grokking/02_experiments.md
+    This is what `make_shipped_run` saves under data/moe-grokking/runs/ (one variant per file) and what chapters/moe-grokking/02_experiments.md
     reruns at scale="full".
     """
-    mix = make_grokking_mix(p=p, seed=seed)
+    mix = make_grokking_mix(p=p, groups=groups, seed=seed)
     return {v: train_monitored(mix, variant_config(cfg, v), seed=seed) for v in variants}
 
 
