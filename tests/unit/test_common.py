@@ -111,3 +111,10 @@ def test_markdown_table():
     assert text == "| a | b |\n|---|---|\n| 1 | x |\n| 2.5 | y |\n\nn"
     with pytest.raises(ValueError, match="row 0"):
         common.markdown_table(["a"], [[1, 2]])
+
+
+def test_markdown_table_keeps_a_pipe_inside_its_cell():
+    text = common.markdown_table(["largest |change|", "b"], [["|x|", r"a \| b"]])
+    assert text.splitlines()[0] == r"| largest \|change\| | b |"
+    assert text.splitlines()[2] == r"| \|x\| | a \| b |"
+    assert common.markdown_table(["m"], [["$|x|$"]]).splitlines()[2] == "| $|x|$ |"
