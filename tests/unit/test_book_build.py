@@ -158,7 +158,7 @@ def test_record_refuses_uncommitted_code_failed_notebooks_and_wrong_options(mini
     assert "commit your changes first" in report["record_error"] and not succeeded(report)
     _commit_all(minibook)
     report = build(BuildOptions(root=minibook, scale="full", render=False, only=["bad"], record=True))
-    assert "notebooks failed: chapters/bad/01_fails.md" in report["record_error"]
+    assert "runs failed: chapters/bad/01_fails.md" in report["record_error"]
     assert not (minibook / "data" / "bad" / "full-run.json").exists()
     with pytest.raises(ValueError, match="add --scale full"):
         build(BuildOptions(root=minibook, render=False, only=["good"], record=True))

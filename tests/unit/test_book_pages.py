@@ -36,7 +36,8 @@ def test_a_chapter_that_did_not_run_says_so():
 
 def test_scoreboard_and_status():
     board = fill_markers("<!-- repro:scoreboard -->", REPORT)
-    assert "| {doc}`specgd </chapters/specgd/index>` | 1 / 2 | 2 / 2 | 0 / 0 | 1 / 1 | yes |" in board
+    assert "| {doc}`specgd </chapters/specgd/index>` | 1 / 1 / 0 | 2 / 0 / 0 | 0 / 0 | 1 / 1 | yes |" in board
+    assert "**1 reproduced**, **1 did not reproduce** and **0 were untestable here**" in board
     assert "`exact`" not in board
     status = fill_markers("<!-- repro:status -->", REPORT)
     assert "| `chapters/specgd/02_experiments.md` | ok | 41.5 |" in status
@@ -62,3 +63,25 @@ def test_full_scoreboard_lists_every_claim_by_kind_with_ci_and_full():
     assert "| specgd | `spec-beats-gd` | SpecGD beats GD early | +0.30 | ≥ 0.15 | 0.301 ✓ | 0.25 ✓ |" in board
     assert "| specgd | `exact` | two code paths agree | — | ≤ 1e-09 | 0 ✓ | — (not in the record) |" in board
     assert board.index("## The paper's claims") < board.index("## Checks")
+
+
+def test_the_authors_code_page_sets_their_numbers_beside_ours(tmp_path):
+    import json
+
+    import pytest
+
+    from repro.book.authors import check_authors_record
+
+    record = {"chapter": "specgd", "repository": "https://github.com/o/n", "commit": "a" * 40,
+              "command": "python run.py", "environment": "python 3.11", "date": "2026-12-07",
+              "data": "our digits", "rows": [{"quantity": "gap", "theirs": 0.31, "ours": 0.3, "note": "same seed"}],
+              "agreement": "They agree within noise."}
+    page = fill_markers("<!-- repro:authors-code -->", {**REPORT, "authors_code": {"specgd": record}})
+    assert "| gap | 0.31 | 0.3 | same seed |" in page and "`aaaaaaaaaa`" in page and "They agree" in page
+    assert "No chapter has a record" in fill_markers("<!-- repro:authors-code -->", REPORT)
+    with pytest.raises(ValueError, match="missing agreement"):
+        check_authors_record({k: v for k, v in record.items() if k != "agreement"}, "data/specgd/authors-code.json")
+    with pytest.raises(ValueError, match="40-hex-digit"):
+        check_authors_record({**record, "commit": "main"}, "x")
+    with pytest.raises(ValueError, match="row 0 lacks ours"):
+        check_authors_record({**record, "rows": [{"quantity": "q", "theirs": 1}]}, "x")

@@ -16,6 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
+from .authors import read_authors_records
 from .cache import Cache, cache_key
 from .course import chapter_facts
 from .execute import Execution
@@ -220,6 +221,7 @@ def build(opts: BuildOptions) -> dict:
             report["record_error"] = str(err)
     report["full_runs"] = full_runs(opts.root)
     report["seed_runs"] = read_seed_records(opts.root)
+    report["authors_code"] = read_authors_records(opts.root)
     report["course"] = course
     if opts.render:
         executed = {str(Path(e["path"]).with_suffix("")): opts.build_dir / "executed" /

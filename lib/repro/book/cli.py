@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .build import BuildOptions, available_cores, build, succeeded
 from .executors import EXECUTORS
-from .claims import KINDS, format_value
+from .claims import KINDS, as_expected, expected_outcome, format_value, outcome
 from .params import BookParameterError, DEVICES, SCALES
 from .render import render_pdf
 from .seeds import parse_seeds, sweep, sweep_failed, write_seed_records
@@ -92,14 +92,15 @@ def summary(report: dict) -> str:
     lines = [f"{'notebook':52s} {'status':7s} {'seconds':>8s}  held/stated: paper  ours  checks"]
     for nb in report["notebooks"]:
         claims = nb.get("claims", [])
-        counts = "  ".join(f"{sum(c['holds'] for c in claims if c.get('kind') == k)}/"
+        counts = "  ".join(f"{sum(c['holds'] is True for c in claims if c.get('kind') == k)}/"
                            f"{sum(c.get('kind') == k for c in claims)}" for k in KINDS)
         lines.append(f"{nb['path']:52s} {nb['status']:7s} {nb['seconds']:8.1f}  {counts}")
         if nb.get("error"):
             lines.append(f"    error: {nb['error']}")
         for c in claims:
-            if c["holds"] != c.get("expect", True):
-                lines.append(f"    claim {c['id']}: holds={c['holds']} but the chapter expects {c.get('expect', True)} "
+            if not as_expected(c):
+                lines.append(f"    claim {c['id']}: {outcome(c['holds'])} but the chapter expects "
+                             f"{expected_outcome(c.get('expect', True))} "
                              f"(observed {format_value(c['observed'])})")
     render = report.get("render")
     if render is not None:

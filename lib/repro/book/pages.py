@@ -5,18 +5,21 @@ Pages hold markers that the stage step replaces with markdown made from the buil
 `<!-- repro:scoreboard -->` (the counts per chapter, on the front page), `<!-- repro:scoreboard-full -->` (the counts
 and every claim of the book, on the scoreboard appendix), `<!-- repro:status -->` (run times and environment) and
 `<!-- repro:course -->` (the course guide's tables, from `report["course"]`, see `repro.book.course`) and
-`<!-- repro:robustness -->` (every claim across the seeds of the shipped seed records, see `repro.book.robustness`).
+`<!-- repro:robustness -->` (every claim across the seeds of the shipped seed records, see `repro.book.robustness`) and
+`<!-- repro:authors-code -->` (the runs of the authors' released code on our data, see `repro.book.authors`).
 """
 from __future__ import annotations
 
 import re
 from collections import defaultdict
 
+from .authors import authors_code_page
 from .course import suggested_order
 from .robustness import chapter_seed_line, robustness_page
-from .claims import KIND_TITLES, KINDS, LEGEND, claims_markdown, format_test, result_cell, table_cell
+from .claims import (KIND_TITLES, KINDS, LEGEND, as_expected, claims_markdown, format_test, paper_cell, result_cell,
+                     table_cell)
 
-MARKER = re.compile(r"^<!--[ \t]*repro:(claims|scoreboard-full|scoreboard|status|course|robustness)(?:[ \t]+([\w-]+))?[ \t]*-->[ \t]*$",
+MARKER = re.compile(r"^<!--[ \t]*repro:(claims|scoreboard-full|scoreboard|status|course|robustness|authors-code)(?:[ \t]+([\w-]+))?[ \t]*-->[ \t]*$",
                     re.M)
 CHAPTER_BUDGET_S = 90
 
@@ -62,17 +65,39 @@ def chapter_claims(report: dict, slug: str) -> str:
 
 
 def _count(records, kind) -> str:
-    """'held / stated' among the claims of one kind."""
+    """'held / stated' among the claims of one kind ('held / stated, k untestable' when some were untestable)."""
     mine = [c for c in records if c.get("kind", "paper") == kind]
-    return f"{sum(bool(c['holds']) for c in mine)} / {len(mine)}"
+    untestable = sum(c["holds"] is None for c in mine)
+    return f"{sum(c['holds'] is True for c in mine)} / {len(mine)}" + (f", {untestable} ○" if untestable else "")
+
+
+def paper_verdicts(records) -> dict[str, int]:
+    """How many of the paper's claims were reproduced, not reproduced, and untestable here."""
+    paper = [c for c in records if c.get("kind", "paper") == "paper"]
+    return {"reproduced": sum(c["holds"] is True for c in paper), "not reproduced": sum(c["holds"] is False for c in paper),
+            "untestable": sum(c["holds"] is None for c in paper)}
+
+
+def _paper_cell(records) -> str:
+    n = paper_verdicts(records)
+    return f"{n['reproduced']} / {n['not reproduced']} / {n['untestable']}"
 
 
 def _summary_row(slug: str, nbs: list[dict], full: dict | None) -> str:
     records = _records(nbs)
-    full_paper = _count(full["claims"], "paper") if full else "no record"
-    ok = all(c["holds"] == c.get("expect", True) for c in records) and all(nb["status"] != "failed" for nb in nbs)
-    return (f"| {{doc}}`{slug} </chapters/{slug}/index>` | {_count(records, 'paper')} | {full_paper} | "
+    full_paper = _paper_cell(full["claims"]) if full else "no record"
+    ok = all(as_expected(c) for c in records) and all(nb["status"] != "failed" for nb in nbs)
+    return (f"| {{doc}}`{slug} </chapters/{slug}/index>` | {_paper_cell(records)} | {full_paper} | "
             f"{_count(records, 'ours')} | {_count(records, 'check')} | {'yes' if ok else '**no**'} |")
+
+
+def headline(report: dict) -> str:
+    """One sentence: the paper's claims of the whole book by verdict, at the build's scale."""
+    n = paper_verdicts(c for nbs in _by_chapter(report).values() for c in _records(nbs))
+    return (f"Of the paper's claims checked at `scale=\"{report['scale']}\"` in this build, **{n['reproduced']} "
+            f"reproduced**, **{n['not reproduced']} did not reproduce** and **{n['untestable']} were untestable "
+            "here** (a precondition of the test failed in our miniature, or the value was undefined: a defect of the "
+            "miniature, not a finding about the paper).")
 
 
 def scoreboard(report: dict, full: bool = False) -> str:
@@ -80,11 +105,12 @@ def scoreboard(report: dict, full: bool = False) -> str:
     chapters = _by_chapter(report)
     if not chapters:
         return "No chapter has run in this build yet."
-    lines = [f"Claims checked at `scale=\"{report['scale']}\"` in the build of this page, and in each chapter's "
+    lines = [headline(report), "",
+             f"Claims checked at `scale=\"{report['scale']}\"` in the build of this page, and in each chapter's "
              "recorded full-scale run. Only the paper's claims count as reproduced or not; our own marks and the "
-             "checks (true by construction) are counted apart.", "",
-             "| chapter | paper's claims reproduced / tested at ci | … in the full record | our marks held / stated "
-             "| checks passed / run | every verdict as the chapter expects |",
+             "checks (true by construction) are counted apart; ○ counts the untestable ones.", "",
+             "| chapter | paper's claims reproduced / not / untestable at ci | … in the full record "
+             "| our marks held / stated | checks passed / run | every verdict as the chapter expects |",
              "|---|---|---|---|---|---|"]
     lines += [_summary_row(slug, nbs, _full_record(report, slug)) for slug, nbs in chapters.items()]
     if full:
@@ -95,7 +121,7 @@ def scoreboard(report: dict, full: bool = False) -> str:
 def _board_row(slug: str, ci: dict | None, full: dict | None, has_record: bool) -> str:
     c = ci or full
     missing = "— (not in the record)" if has_record else "— (no record)"
-    return (f"| {slug} | `{c['id']}` | {table_cell(c['says'])} | {table_cell(c.get('paper') or '—')} | "
+    return (f"| {slug} | `{c['id']}` | {table_cell(c['says'])} | {paper_cell(c)} | "
             f"{format_test(c['op'], c['threshold'])} | {result_cell(ci, '— (full scale only)')} | "
             f"{result_cell(full, missing)} |")
 
@@ -104,7 +130,7 @@ def every_claim(report: dict) -> str:
     """One table per kind listing every claim of the book: chapter, statement, paper's number, ci, full record."""
     parts = []
     for kind in KINDS:
-        rows = ["| chapter | claim | statement | paper | test | ours at ci | full run |",
+        rows = ["| chapter | claim | statement | paper (where read) | test | ours at ci | full run |",
                 "|---|---|---|---|---|---|---|"]
         for slug, nbs in _by_chapter(report).items():
             full = {c["id"]: c for c in (_full_record(report, slug) or {}).get("claims", [])}
@@ -207,6 +233,8 @@ def fill_markers(text: str, report: dict) -> str:
             return course_guide(report)
         if kind == "robustness":
             return robustness_page(report)
+        if kind == "authors-code":
+            return authors_code_page(report)
         return status(report)
 
     def replace(match):  # blank lines around, so a table never swallows the paragraph after it

@@ -85,8 +85,15 @@ def _recorded(value):
     return float(inner) if inner is not value else value
 
 
+#: The prefix of every name that `FullRun.glue` glues: values a notebook read from a record, not computed.
+FULL_PREFIX = "full-"
+
+
 def glued_values(ipynb: Path) -> dict:
-    """{name: value} of every number (float) or short text that an executed notebook glued, from its outputs."""
+    """{name: value} of every number (float) or short text that an executed notebook glued, from its outputs.
+
+    Names that `FullRun.glue` glued (`full-…`: what the notebook read from the previous record) are left out, so
+    a record holds only what its own run computed and records never nest (`full-full-…`)."""
     if not ipynb.exists():
         return {}
     values = {}
@@ -94,10 +101,29 @@ def glued_values(ipynb: Path) -> dict:
         for out in cell.get("outputs", []):
             meta = out.get("metadata", {}).get("scrapbook")
             text = out.get("data", {}).get(f"{meta['mime_prefix']}text/plain") if meta else None
-            if text is None or len(text) > 200:
+            if text is None or len(text) > 200 or meta["name"].startswith(FULL_PREFIX):
                 continue
             values[meta["name"]] = as_number_or_text(text)
     return values
+
+
+def check_recordable(failed: list[str], root: Path) -> str:
+    """The one policy of every record writer (full runs and seed sweeps): nothing failed, and the code that ran is a
+    commit. Returns the commit; raises ValueError, so nothing is written, otherwise."""
+    if failed:
+        raise ValueError(f"--record: not recorded, these runs failed: {'; '.join(failed)}")
+    commit, dirty = commit_of(root)
+    if not commit or dirty:
+        raise ValueError("--record: commit your changes first (a record names the commit it ran from, and "
+                         "lib/, chapters/, data/ or requirements.lock differ from it)")
+    return commit
+
+
+def write_json_record(path: Path, record: dict) -> Path:
+    """Write one record as the book keeps them (indented JSON, UTF-8, a final newline); return its path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
 
 
 def make_record(slug: str, entries: list[dict], report: dict, root: Path) -> dict:
@@ -111,13 +137,7 @@ def make_record(slug: str, entries: list[dict], report: dict, root: Path) -> dic
     mine = [e for e in entries if e["chapter"] == slug]
     if not mine:
         raise ValueError(f"--record: chapter {slug!r} ran no notebook in this build")
-    failed = [e["path"] for e in mine if e["status"] == "failed"]
-    if failed:
-        raise ValueError(f"--record: not recorded, these notebooks failed: {', '.join(failed)}")
-    commit, dirty = commit_of(root)
-    if not commit or dirty:
-        raise ValueError("--record: commit your changes first (a record names the commit it ran from, and "
-                         "lib/, chapters/, data/ or requirements.lock differ from it)")
+    commit = check_recordable([e["path"] for e in mine if e["status"] == "failed"], root)
     env = report.get("environment", {})
     return {"chapter": slug, "commit": commit, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "machine": f"{env.get('machine', platform.machine())}, {env.get('cores', '?')} cores",
@@ -132,13 +152,7 @@ def make_record(slug: str, entries: list[dict], report: dict, root: Path) -> dic
 def write_records(slugs: list[str], entries: list[dict], report: dict, root: Path) -> list[Path]:
     """Write `data/<slug>/full-run.json` for each chapter in `slugs`; return the files written."""
     records = {slug: make_record(slug, entries, report, root) for slug in slugs}  # all checked before any is written
-    written = []
-    for slug, record in records.items():
-        path = record_path(root, slug)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        written.append(path)
-    return written
+    return [write_json_record(record_path(root, slug), record) for slug, record in records.items()]
 
 
 def read_record(root: Path, slug: str) -> dict | None:
@@ -207,9 +221,10 @@ class FullRun:
         value = self.claim(claim_id)["observed"]
         return math.nan if value is None else value
 
-    def holds(self, claim_id: str) -> bool:
-        """Whether the claim held in the full run."""
-        return bool(self.claim(claim_id)["holds"])
+    def holds(self, claim_id: str) -> bool | None:
+        """Whether the claim held in the full run (None when it was untestable there)."""
+        held = self.claim(claim_id)["holds"]
+        return None if held is None else bool(held)
 
     def value(self, name: str):
         """A number (or short text) that a notebook of the full run glued under `name`."""
@@ -222,7 +237,7 @@ class FullRun:
     def glue(self) -> None:
         """Glue `full-commit`, `full-date`, `full-minutes`, `full-machine`; for each claim `full-<id>-observed` and
         `full-<id>-verdict` (held / not held); and every value the full run glued, as `full-<its name>`."""
-        from .claims import PlainText, glue_quietly
+        from .claims import PlainText, glue_quietly, outcome
 
         if not self.record["commit"]:
             return
@@ -230,8 +245,8 @@ class FullRun:
                   "full-minutes": self.minutes, "full-machine": PlainText(self.record.get("machine", ""))}
         for c in self.record["claims"]:
             values[f"full-{c['id']}-observed"] = self.observed(c["id"])
-            values[f"full-{c['id']}-verdict"] = PlainText("held" if c["holds"] else "not held")
+            values[f"full-{c['id']}-verdict"] = PlainText(outcome(c["holds"]))
         for glued in self.record.get("glued", {}).values():
             values.update({f"full-{k}": v if isinstance(v, float) else PlainText(v)
-                           for k, v in ((k, _recorded(v)) for k, v in glued.items())})
+                           for k, v in ((k, _recorded(v)) for k, v in glued.items()) if not k.startswith(FULL_PREFIX)})
         glue_quietly(values)

@@ -11,7 +11,7 @@ import json
 import statistics
 from pathlib import Path
 
-from .claims import format_value, table_cell
+from .claims import UNTESTABLE, expected_outcome, format_value, outcome, table_cell
 from .toc import notebooks
 
 SEEDS_RECORD = "seeds-run.json"
@@ -52,15 +52,19 @@ def anchor(slug: str) -> str:
 
 def _held(claim: dict, record: dict) -> str:
     n = len(record["seeds"])
-    return f"{claim['held']} of {n}"
+    untestable = claim.get("untestable_at", 0)
+    return f"{claim['held']} of {n}" + (f" ({untestable} untestable)" if untestable else "")
 
 
 def _expected(claim: dict) -> str:
-    return "holds" if claim["expect"] else "does not hold (declared)"
+    return {"held": "holds", "not held": "does not hold (declared)",
+            UNTESTABLE: "is untestable here (declared)"}[expected_outcome(claim["expect"])]
 
 
 def _failed_at(claim: dict, record: dict) -> str:
-    off = [str(s) for s in record["seeds"] if claim["holds"].get(str(s)) is not claim["expect"]]
+    wanted = expected_outcome(claim["expect"])
+    off = [str(s) for s in record["seeds"]
+           if str(s) not in claim["holds"] or outcome(claim["holds"][str(s)]) != wanted]
     return ", ".join(off) or "—"
 
 

@@ -23,9 +23,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .build import BuildOptions, environment, execute_pages
+from .claims import UNTESTABLE, expected_outcome, outcome
 from .course import front_matter
 from .params import check_parameters
-from .records import commit_of
+from .records import check_recordable, write_json_record
 from .robustness import seeds_record_path
 from .toc import notebooks
 
@@ -66,14 +67,16 @@ def _verdicts(entries: list[dict], seeds: list[int]) -> list[dict]:
             row = claims.setdefault(c["id"], {"id": c["id"], "kind": c.get("kind", "paper"), "says": c.get("says", ""),
                                               "expect": c.get("expect", True), "notebook": entry["path"],
                                               "holds": {}, "observed": {}})
-            row["holds"][str(entry["seed"])] = bool(c["holds"])
+            row["holds"][str(entry["seed"])] = c["holds"] if c["holds"] is None else bool(c["holds"])
             row["observed"][str(entry["seed"])] = c.get("observed")
     for row in claims.values():
-        verdicts = [row["holds"].get(str(s)) for s in seeds]
-        row["missing"] = [s for s, v in zip(seeds, verdicts) if v is None]
-        row["held"] = sum(bool(v) for v in verdicts)
-        row["fragile"] = len({v for v in verdicts if v is not None}) > 1
-        row["as_expected"] = not row["missing"] and all(v == row["expect"] for v in verdicts)
+        ran = [s for s in seeds if str(s) in row["holds"]]
+        verdicts = [outcome(row["holds"][str(s)]) for s in ran]
+        row["missing"] = [s for s in seeds if s not in ran]
+        row["held"] = verdicts.count("held")
+        row["untestable_at"] = verdicts.count(UNTESTABLE)
+        row["fragile"] = len(set(verdicts)) > 1
+        row["as_expected"] = not row["missing"] and all(v == expected_outcome(row["expect"]) for v in verdicts)
     return list(claims.values())
 
 
@@ -118,13 +121,7 @@ def sweep_failed(result: dict) -> list[str]:
 def write_seed_records(result: dict, root: Path) -> list[Path]:
     """`data/<slug>/seeds-run.json` for every chapter of the sweep; ValueError (nothing written) when a run failed
     or the code that ran is not a commit."""
-    failed = sweep_failed(result)
-    if failed:
-        raise ValueError("--record: not recorded, these runs failed: " + "; ".join(failed))
-    commit, dirty = commit_of(root)
-    if not commit or dirty:
-        raise ValueError("--record: commit your changes first (a record names the commit it ran from, and "
-                         "lib/, chapters/, data/ or requirements.lock differ from it)")
+    commit = check_recordable(sweep_failed(result), root)
     env = result["environment"]
     date = datetime.now(timezone.utc).isoformat(timespec="seconds")
     written = []
@@ -134,10 +131,7 @@ def write_seed_records(result: dict, root: Path) -> list[Path]:
                   "machine": f"{env.get('machine', '?')}, {env.get('cores', '?')} cores",
                   "command": f"python -m repro.book seeds --seeds {_spec(chapter['seeds'])} --only {slug} "
                              f"--scale {result['scale']} --record", **chapter}
-        path = seeds_record_path(root, slug)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        written.append(path)
+        written.append(write_json_record(seeds_record_path(root, slug), record))
     return written
 
 
