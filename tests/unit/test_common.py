@@ -118,3 +118,24 @@ def test_markdown_table_keeps_a_pipe_inside_its_cell():
     assert text.splitlines()[0] == r"| largest \|change\| | b |"
     assert text.splitlines()[2] == r"| \|x\| | a \| b |"
     assert common.markdown_table(["m"], [["$|x|$"]]).splitlines()[2] == "| $|x|$ |"
+
+
+def test_the_cluster_bootstrap_resamples_groups_then_items():
+    import numpy as np
+
+    from repro.common import bootstrap_ci, cluster_bootstrap_ci
+
+    rng = np.random.default_rng(0)
+    one_group = rng.normal(size=400)
+    mean, lo, hi = cluster_bootstrap_ci(one_group, np.zeros(400))
+    _, plain_lo, plain_hi = bootstrap_ci(one_group)
+    assert lo < mean < hi and abs((hi - lo) - (plain_hi - plain_lo)) < 0.05   # one group: the item bootstrap
+    # groups that differ widen the interval beyond what the items alone say
+    shifted = np.concatenate([rng.normal(loc=m, size=100) for m in (-1.0, 0.0, 1.0)])
+    groups = np.repeat([0, 1, 2], 100)
+    _, c_lo, c_hi = cluster_bootstrap_ci(shifted, groups)
+    _, i_lo, i_hi = cluster_bootstrap_ci(shifted, np.zeros(300))
+    assert (c_hi - c_lo) > 2 * (i_hi - i_lo)
+    for values, clusters, message in (([1.0, 2.0], [0], "one length"), ([1.0], [0], "at least 2")):
+        with pytest.raises(ValueError, match=message):
+            cluster_bootstrap_ci(values, clusters)

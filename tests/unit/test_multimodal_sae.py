@@ -135,3 +135,21 @@ def test_study_row_and_variants():
     assert set(ms.VARIANTS) == {"SAE", "GSAE", "MGSAE"}
     assert all(v in [(lam, pm) for lam in ms.LAMBDAS for pm in ms.P_MASKS] for v in ms.VARIANTS.values())
     assert ms.VARIANTS["SAE"] == (0.0, 0.0)
+
+
+def test_zero_shot_hits_average_to_the_accuracy_and_the_gain_has_an_interval():
+    import numpy as np
+
+    from repro.multimodal_sae.experiment import VARIANTS, Study, zero_shot_gain
+
+    grid = list(VARIANTS.values())
+    hits = np.zeros((len(grid), 200), dtype=bool)
+    hits[grid.index(VARIANTS["MGSAE"]), :120] = True      # MGSAE right on 60% of the images
+    hits[grid.index(VARIANTS["SAE"]), :100] = True        # the SAE on 50%: a gain of 10 points
+    study = Study(seed=0, grid=grid, table={}, clip_history={}, gap={}, dense_zero_shot=0.0, null_max_diff=0.0,
+                  sae_seconds=0.0, sae_steps=0, zero_shot_hits=hits)
+    gain, lo, hi = zero_shot_gain([study])
+    assert gain == pytest.approx(10.0) and 5.0 < lo < 10.0 < hi < 15.0
+    with pytest.raises(ValueError, match="kept no per-image hits"):
+        zero_shot_gain([Study(seed=1, grid=grid, table={}, clip_history={}, gap={}, dense_zero_shot=0.0,
+                              null_max_diff=0.0, sae_seconds=0.0, sae_steps=0)])

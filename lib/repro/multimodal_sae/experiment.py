@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..common import check_choice, check_int, thread_limit
+from ..common import check_choice, check_int, cluster_bootstrap_ci, thread_limit
 from .captions import load_captioned_digits, prompt_tokens
 from .clip import dense_zero_shot, embed_pairs, embed_prompts, modality_gap, train_clip
 from .gsae import PairedSAE, encode_pairs, train_paired
-from .metrics import code_zero_shot, mms, neuron_counts, pair_fvu, paired_cosine
+from .metrics import code_zero_shot_hits, mms, neuron_counts, pair_fvu, paired_cosine
 
 LAMBDAS = (0.0, 0.1, 0.2)
 P_MASKS = (0.0, 0.1, 0.3)
@@ -43,6 +43,7 @@ class Study:
     sae_seconds: float
     sae_steps: int
     mms: dict = field(default_factory=dict)
+    zero_shot_hits: np.ndarray | None = None
     data: object = None
     embeddings: dict = field(default_factory=dict)
 
@@ -77,9 +78,9 @@ def _run_study(seed: int, scale: str) -> Study:
     zx, zy, xh, yh = encode_pairs(sae, xv, yv)
     counts = neuron_counts(zx, zy)
     zp = sae.encode(pe.reshape(-1, pe.shape[-1]), 1)
+    hits = code_zero_shot_hits(zx, zp, data.labels[va])
     table = {"lambda": np.array([g[0] for g in grid]), "p_mask": np.array([g[1] for g in grid]), **counts,
-             "paired_cosine": paired_cosine(zx, zy), "fvu": pair_fvu(xv, yv, xh, yh),
-             "zero_shot": code_zero_shot(zx, zp, data.labels[va])}
+             "paired_cosine": paired_cosine(zx, zy), "fvu": pair_fvu(xv, yv, xh, yh), "zero_shot": hits.mean(-1)}
     live = sum(counts[k] for k in ("image-only", "text-only", "both"))
     table["unimodal_share"] = (counts["image-only"] + counts["text-only"]) / np.maximum(live, 1)
     null = float((zx[0] - zx[-1]).abs().max().max(((zy[0] - zy[-1]).abs().max())))
@@ -89,8 +90,26 @@ def _run_study(seed: int, scale: str) -> Study:
     mms_by = {v: scores[grid.index(g)] for v, g in VARIANTS.items()}
     return Study(seed=seed, grid=grid, table=table, clip_history=hist, gap=modality_gap(xv, yv),
                  dense_zero_shot=dense_zero_shot(xv, pe, data.labels[va]), null_max_diff=null,
-                 sae_seconds=h["seconds"], sae_steps=z["sae_steps"], mms=mms_by, data=data,
+                 sae_seconds=h["seconds"], sae_steps=z["sae_steps"], mms=mms_by, zero_shot_hits=hits, data=data,
                  embeddings={"x": x, "y": y, "xv": xv, "yv": yv, "labels_val": data.labels[va], "prompts": pe})
+
+
+def zero_shot_gain(studies: list, variant: str = "MGSAE", base: str = "SAE") -> tuple:
+    """(mean, low, high): how many points of zero-shot accuracy from codes `variant` gains over `base`, with the 95%
+    interval of a paired, two-stage bootstrap (seeds, then the validation images of each seed).
+
+    Explained in chapters/multimodal-sae/02_experiments.md.
+    """
+    check_choice("variant", variant, tuple(VARIANTS))
+    check_choice("base", base, tuple(VARIANTS))
+    diffs, seeds = [], []
+    for st in studies:
+        if st.zero_shot_hits is None:
+            raise ValueError(f"the study of seed {st.seed} kept no per-image hits; rerun it with run_study")
+        hits = st.zero_shot_hits.astype(float)
+        diffs.append(100 * (hits[st.grid.index(VARIANTS[variant])] - hits[st.grid.index(VARIANTS[base])]))
+        seeds.append(np.full(hits.shape[1], st.seed))
+    return cluster_bootstrap_ci(np.concatenate(diffs), np.concatenate(seeds))
 
 
 def dictionary_learning_peer(x: torch.Tensor, y: torch.Tensor, xv: torch.Tensor, yv: torch.Tensor, p: int, k: int,

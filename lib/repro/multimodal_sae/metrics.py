@@ -65,9 +65,19 @@ def pair_fvu(x, y, x_hat, y_hat) -> np.ndarray:
 
 
 def code_zero_shot(z_img: torch.Tensor, z_prompts: torch.Tensor, labels) -> np.ndarray:
-    """Zero-shot accuracy from codes: each image code goes to the class whose mean prompt code is nearest in cosine.
+    """Zero-shot accuracy from codes, (M,): the share of `code_zero_shot_hits` over the N images.
 
-    z_img (M, N, p); z_prompts (M, C*P, p) ordered class by class. Explained in chapters/multimodal-sae/01_theory.md.
+    Explained in chapters/multimodal-sae/01_theory.md.
+    """
+    return code_zero_shot_hits(z_img, z_prompts, labels).mean(-1)
+
+
+def code_zero_shot_hits(z_img: torch.Tensor, z_prompts: torch.Tensor, labels) -> np.ndarray:
+    """Whether each image is classified right from codes, (M, N) booleans: each image code goes to the class whose
+    mean prompt code is nearest in cosine.
+
+    z_img (M, N, p); z_prompts (M, C*P, p) ordered class by class. Explained in chapters/multimodal-sae/01_theory.md;
+    the hits give the paired interval of a difference of accuracies in chapters/multimodal-sae/02_experiments.md.
     """
     z_img, z_prompts = _stack(z_img), _stack(z_prompts)
     labels = np.asarray(labels)
@@ -77,7 +87,7 @@ def code_zero_shot(z_img: torch.Tensor, z_prompts: torch.Tensor, labels) -> np.n
     proto = torch.nn.functional.normalize(z_prompts.view(z_prompts.shape[0], n_cls, -1, z_prompts.shape[-1]).mean(2),
                                           dim=-1)
     sim = torch.bmm(torch.nn.functional.normalize(z_img, dim=-1), proto.transpose(1, 2))
-    return (sim.argmax(-1).numpy() == labels[None]).mean(-1)
+    return sim.argmax(-1).numpy() == labels[None]
 
 
 def mms(zx: torch.Tensor, zy: torch.Tensor, S: torch.Tensor) -> np.ndarray:
