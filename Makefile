@@ -53,22 +53,36 @@ lab: env
 	$(PY) -m jupyter lab --ServerApp.root_dir=$(CURDIR) --ServerApp.port=$(LAB_PORT) \
 	  --LabApp.app_settings_dir=$(CURDIR)/lab $(LAB_ARGS)
 
+# Every pytest stage runs on JOBS workers (pytest-xdist), each worker (and each notebook kernel under nbval) on one
+# thread as in the build: two torch processes with two threads each on two cores spin against each other and run
+# several times slower. Each stage ends with its slowest tests.
+ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 NUMEXPR_NUM_THREADS=1 REPRO_THREADS=1
+PYTEST  := $(ONE_THREAD) $(PY) -m pytest -q -n $(JOBS) --durations=30
+
+# The fast unit tests; the end-to-end machinery tests (marked slow) run in booktests.
 unit: env
-	$(PY) -m pytest -q tests/unit
+	$(PYTEST) -m "not slow" tests/unit
 
-# nbval re-runs every executed notebook and compares the cells tagged nbval-check-output.
+# nbval re-runs every executed notebook and compares the cells tagged nbval-check-output; each notebook runs whole,
+# in order, on one worker (--dist loadfile).
 nbval: env
-	$(PY) -m pytest -q --nbval-lax --nbval-current-env _build/executed
+	$(PYTEST) --dist loadfile --nbval-lax --nbval-current-env _build/executed
 
+# The book tests (claims, structure, the rendered site, the PDF) and the slow unit tests, beside each other.
 booktests: env
-	$(PY) -m pytest -q tests/book
+	$(PYTEST) --dist loadfile -m "slow or book" tests/book tests/unit
+
+# Each stage prints its seconds (`== unit took 95 s`), so a log says where the time went.
+define stage
+@start=$$(date +%s); $(2); status=$$?; echo "== $(1) took $$(( $$(date +%s) - start )) s"; exit $$status
+endef
 
 test: env
-	$(MAKE) --no-print-directory unit
-	$(BUILD)
-	$(PY) -m repro.book pdf
-	$(MAKE) --no-print-directory nbval
-	$(MAKE) --no-print-directory booktests
+	$(call stage,unit,$(MAKE) --no-print-directory unit)
+	$(call stage,build,$(BUILD))
+	$(call stage,pdf,$(PY) -m repro.book pdf)
+	$(call stage,nbval,$(MAKE) --no-print-directory nbval)
+	$(call stage,booktests,$(MAKE) --no-print-directory booktests)
 
 clean:
 	rm -rf _build $(VENV) node_modules

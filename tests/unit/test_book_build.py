@@ -12,24 +12,45 @@ from repro.book.cli import main
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "minibook"
 
 
-@pytest.fixture
-def minibook(tmp_path, root):
-    book = tmp_path / "book"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _make_minibook(book: Path) -> Path:
     shutil.copytree(FIXTURE, book)
     (book / "lib" / "repro").mkdir(parents=True)  # a stand-in library: its files feed the cache key
     (book / "lib" / "repro" / "stand_in.py").write_text("VALUE = 1\n")
     (book / "requirements.lock").write_text("")
-    if (root / "node_modules").is_dir():
-        (book / "node_modules").symlink_to(root / "node_modules")
+    if (ROOT / "node_modules").is_dir():
+        (book / "node_modules").symlink_to(ROOT / "node_modules")
     return book
+
+
+@pytest.fixture
+def minibook(tmp_path):
+    """The fixture book, never built."""
+    return _make_minibook(tmp_path / "book")
+
+
+@pytest.fixture(scope="session")
+def executed_minibook(tmp_path_factory):
+    """The fixture book built once for the session (both chapters, two at a time, no render), and its report."""
+    book = _make_minibook(tmp_path_factory.mktemp("executed") / "book")
+    return book, build(BuildOptions(root=book, jobs=2, render=False))
+
+
+@pytest.fixture
+def built_minibook(executed_minibook, tmp_path):
+    """A copy of the session's executed fixture book: its cache holds the good notebook until an input changes."""
+    return shutil.copytree(executed_minibook[0], tmp_path / "book", symlinks=True)
 
 
 def _by_path(report):
     return {nb["path"]: nb for nb in report["notebooks"]}
 
 
-def test_a_failing_notebook_is_reported_and_the_good_one_still_builds(minibook):
-    report = build(BuildOptions(root=minibook, jobs=2, render=False))
+@pytest.mark.slow
+def test_a_failing_notebook_is_reported_and_the_good_one_still_builds(executed_minibook):
+    minibook, report = executed_minibook
     nbs = _by_path(report)
     good, bad = nbs["chapters/good/01_ok.md"], nbs["chapters/bad/01_fails.md"]
     assert good["status"] == "ok" and good["error"] == ""
@@ -44,8 +65,9 @@ def test_a_failing_notebook_is_reported_and_the_good_one_still_builds(minibook):
     assert (minibook / "_build" / "executed" / "chapters" / "good" / "01_ok.ipynb").exists()
 
 
-def test_second_build_executes_nothing_and_a_library_edit_reexecutes(minibook):
-    build(BuildOptions(root=minibook, render=False, only=["good"]))
+@pytest.mark.slow
+def test_second_build_executes_nothing_and_a_library_edit_reexecutes(built_minibook):
+    minibook = built_minibook
     again = build(BuildOptions(root=minibook, render=False, only=["good"]))
     assert _by_path(again)["chapters/good/01_ok.md"]["status"] == "cached"
     (minibook / "lib" / "repro" / "stand_in.py").write_text("VALUE = 2\n")
@@ -53,7 +75,9 @@ def test_second_build_executes_nothing_and_a_library_edit_reexecutes(minibook):
     assert _by_path(edited)["chapters/good/01_ok.md"]["status"] == "ok"
 
 
-def test_cli_exit_status_and_bad_arguments(minibook, capsys):
+@pytest.mark.slow
+def test_cli_exit_status_and_bad_arguments(built_minibook, capsys):
+    minibook = built_minibook
     assert main(["--root", str(minibook), "build", "--no-render", "--jobs", "2"]) == 1
     out = capsys.readouterr().out
     assert "failed" in out and "this notebook fails on purpose" in out
@@ -63,9 +87,11 @@ def test_cli_exit_status_and_bad_arguments(minibook, capsys):
     assert capsys.readouterr().out.split() == ["chapters/good/01_ok.md", "chapters/bad/01_fails.md"]
 
 
-def test_bad_scale_stops_the_notebook_with_the_message(minibook):
+@pytest.mark.slow
+def test_bad_scale_stops_the_notebook_with_the_message(built_minibook):
+    minibook = built_minibook
     report = build(BuildOptions(root=minibook, render=False, only=["good"]))
-    assert report["notebooks"][0]["status"] == "ok"
+    assert report["notebooks"][0]["status"] == "cached"   # it ran ok in the session's build
     nb = minibook / "chapters" / "good" / "01_ok.md"
     nb.write_text(nb.read_text().replace('scale = "ci"', 'scale = "huge"').replace(
         "run = setup(scale=scale", "run = setup(scale='huge'"))
@@ -76,7 +102,9 @@ def test_bad_scale_stops_the_notebook_with_the_message(minibook):
 
 @pytest.mark.skipif(not (Path(__file__).resolve().parents[2] / "node_modules" / "mathjax").is_dir(),
                     reason="needs node_modules/mathjax (npm ci)")
-def test_render_shows_the_good_page_and_fills_the_claims_table(minibook):
+@pytest.mark.slow
+def test_render_shows_the_good_page_and_fills_the_claims_table(built_minibook):
+    minibook = built_minibook
     report = build(BuildOptions(root=minibook, jobs=2))
     html = minibook / "_build" / "html"
     assert report["render"]["ok"], report["render"]["log"]
@@ -89,7 +117,9 @@ def test_render_shows_the_good_page_and_fills_the_claims_table(minibook):
 
 @pytest.mark.skipif(not (Path(__file__).resolve().parents[2] / "node_modules" / "mathjax").is_dir(),
                     reason="needs node_modules/mathjax (npm ci)")
-def test_a_render_warning_fails_the_build_and_keeps_failing_until_fixed(minibook):
+@pytest.mark.slow
+def test_a_render_warning_fails_the_build_and_keeps_failing_until_fixed(built_minibook):
+    minibook = built_minibook
     intro = minibook / "chapters" / "intro.md"
     intro.write_text(intro.read_text() + "\nSee {doc}`no-such-page`.\n")
     first = build(BuildOptions(root=minibook, only=["good"]))
@@ -100,6 +130,7 @@ def test_a_render_warning_fails_the_build_and_keeps_failing_until_fixed(minibook
     assert build(BuildOptions(root=minibook, only=["good"]))["render"]["ok"]
 
 
+@pytest.mark.slow
 def test_a_data_file_of_the_chapter_feeds_the_cache_key(minibook):
     data = minibook / "data" / "good"
     data.mkdir(parents=True)
@@ -130,6 +161,7 @@ def _commit_all(book: Path) -> str:
     return git("rev-parse", "HEAD")
 
 
+@pytest.mark.slow
 def test_record_writes_the_full_run_evidence_and_the_report_carries_it(minibook):
     from repro.book.records import FullRun
 
@@ -149,6 +181,7 @@ def test_record_writes_the_full_run_evidence_and_the_report_carries_it(minibook)
     assert ci["full_runs"]["good"]["commit"] == commit
 
 
+@pytest.mark.slow
 def test_record_refuses_uncommitted_code_failed_notebooks_and_wrong_options(minibook):
     from repro.book.records import FullRun
 

@@ -84,6 +84,7 @@ def _comparable(report: dict) -> list[tuple]:
             for nb in report["notebooks"]]
 
 
+@pytest.mark.slow
 def test_the_dask_executor_gives_the_same_report_as_the_local_one(tmp_path, root):
     book = _book(tmp_path, {}, root)
     local = build(BuildOptions(root=book, jobs=2, render=False))
@@ -99,6 +100,7 @@ def test_the_dask_executor_gives_the_same_report_as_the_local_one(tmp_path, root
     assert again["notebooks"][0]["status"] == "cached"   # the dask run filled the cache
 
 
+@pytest.mark.slow
 def test_a_killed_worker_is_retried_once_then_reported_and_the_others_keep_their_output(tmp_path, root):
     once, always = tmp_path / "once.marker", tmp_path / "always.marker"
     book = _book(tmp_path, {"dies": {"01_once": KILL_WORKER.format(marker=once, always=False),
@@ -121,9 +123,16 @@ def test_bad_executor_options_get_clear_errors(tmp_path, root, capsys):
     book = _book(tmp_path, {}, root)
     with pytest.raises(ValueError, match="add --executor dask"):
         build(BuildOptions(root=book, render=False, only=["good"], scheduler="tcp://127.0.0.1:1"))
+    import time
+
+    from repro.book.executors import PORT_PROBE_S, _port_accepts
+
+    started = time.perf_counter()
     assert main(["--root", str(book), "build", "--no-render", "--only", "good", "--executor", "dask",
                  "--scheduler", "tcp://127.0.0.1:9"]) == 2
     assert "no Dask scheduler answered there" in capsys.readouterr().err
+    assert time.perf_counter() - started < PORT_PROBE_S + 3   # a refused port answers at once, no 20 s connect wait
+    assert "tcp://HOST:PORT" in _port_accepts("tcp://nohost")
 
 
 def test_parse_seeds():
@@ -146,6 +155,7 @@ def _commit_all(book: Path) -> None:
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "fixture")
 
 
+@pytest.mark.slow
 def test_a_claim_that_fails_at_one_seed_is_listed_as_fragile_and_recorded(tmp_path, root, capsys):
     book = _book(tmp_path, {"flaky": {"01_flaky": FLAKY}}, root)
     index = book / "chapters" / "good" / "index.md"
@@ -179,6 +189,7 @@ def test_a_claim_that_fails_at_one_seed_is_listed_as_fragile_and_recorded(tmp_pa
     assert "Across 3 seeds" in line and "fragile: `seed-is-positive`" in line and "robustness-flaky" in line
 
 
+@pytest.mark.slow
 def test_a_sweep_with_a_failed_run_records_nothing(tmp_path, root, capsys):
     book = _book(tmp_path, {}, root)
     _commit_all(book)
@@ -197,6 +208,11 @@ if {always} or not marker.exists():
 print("went on")"""
 
 
+#: Long enough for the kernel to start and reach the hanging cell on a loaded 2-core machine, short enough not to wait.
+HANG_TIMEOUT_S = 8
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("always", [False, True])
 def test_a_notebook_that_times_out_is_tried_once_more_and_the_stuck_cell_is_named(tmp_path, always):
     from repro.book.execute import execute
@@ -204,8 +220,8 @@ def test_a_notebook_that_times_out_is_tried_once_more_and_the_stuck_cell_is_name
     source = tmp_path / "hang.md"
     source.write_text(NOTEBOOK.format(title="Hangs", body=HANG.format(marker=tmp_path / "marker", always=always)))
     result = execute(source, tmp_path / "out" / "hang.ipynb", {"scale": "ci", "seed": 0, "device": "cpu"},
-                     threads=1, timeout=20, name="hang.md")
-    assert "try 1 timed out after 20 s, in cell 3: import pathlib, time" in result.note   # papermill adds cell 2
+                     threads=1, timeout=HANG_TIMEOUT_S, name="hang.md")
+    assert f"try 1 timed out after {HANG_TIMEOUT_S} s, in cell 3: import pathlib, time" in result.note  # papermill adds cell 2
     if always:
         assert result.status == "failed" and "try 2 timed out" in result.error
     else:

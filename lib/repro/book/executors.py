@@ -120,12 +120,37 @@ def _threads_by_host(client) -> dict[str, int]:
     return {host: max(1, cores[host] // slots[host]) for host in slots}
 
 
+#: Seconds to wait for a scheduler's port to accept a connection before saying that nothing listens there.
+PORT_PROBE_S = 2
+
+
+def _port_accepts(address: str) -> str:
+    """'' when something accepts TCP connections at a scheduler address (`tcp://host:port`), else why not. A port
+    that refuses answers at once, so a wrong address gets its message in at most PORT_PROBE_S seconds instead of
+    the Client's whole connect timeout."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    if not parts.hostname or not parts.port:
+        return "it is not of the form tcp://HOST:PORT"
+    try:
+        socket.create_connection((parts.hostname, parts.port), timeout=PORT_PROBE_S).close()
+    except OSError as err:
+        return str(err) or type(err).__name__
+    return ""
+
+
 def _cluster(workers: int, scheduler: str | None):
     """A Client on the scheduler at `scheduler`, or on a new LocalCluster of `workers` single-threaded processes."""
     import dask
     from distributed import Client, LocalCluster
 
     if scheduler:
+        refused = _port_accepts(scheduler)
+        if refused:
+            raise ValueError(f"--scheduler {scheduler}: no Dask scheduler answered there ({refused}); start one with "
+                             "`dask scheduler` (see the README)")
         try:
             return Client(scheduler, timeout="20s"), None
         except (OSError, TimeoutError) as err:
