@@ -71,7 +71,8 @@ def _failed_at(claim: dict, record: dict) -> str:
 def _row(slug: str, claim: dict, record: dict, with_chapter: bool) -> str:
     mark = "yes" if claim["as_expected"] else "**no**"
     first = f"{{ref}}`{slug} <{anchor(slug)}>` | " if with_chapter else ""
-    return (f"| {first}`{claim['id']}` | {claim['kind']} | {table_cell(claim['says'])} | {_held(claim, record)} | "
+    kind = record.get("kinds_now", {}).get(claim["id"], claim["kind"])
+    return (f"| {first}`{claim['id']}` | {kind} | {table_cell(claim['says'])} | {_held(claim, record)} | "
             f"{_expected(claim)} | {mark} | {_failed_at(claim, record)} | {spread(claim)} |")
 
 
@@ -89,9 +90,18 @@ def _record_line(slug: str, record: dict) -> str:
             f"{record.get('executor', 'local')} executor).{why}")
 
 
+def _with_current_kinds(records: dict, report: dict) -> dict:
+    """The records, each with `kinds_now`: its claims' kinds as the chapter labels them in this build (a claim
+    relabelled since its record was made, say from `paper` to `ours`, is shown under its label of today)."""
+    kinds = {}
+    for nb in report.get("notebooks", []):
+        kinds.setdefault(nb["chapter"], {}).update({c["id"]: c.get("kind", "paper") for c in nb.get("claims", [])})
+    return {slug: {**r, "kinds_now": kinds.get(slug, {})} for slug, r in records.items()}
+
+
 def robustness_page(report: dict) -> str:
     """The page's generated part: fragile claims first, then every swept chapter's claims, then those not swept."""
-    records = report.get("seed_runs") or {}
+    records = _with_current_kinds(report.get("seed_runs") or {}, report)
     chapters = list(dict.fromkeys(nb["chapter"] for nb in report.get("notebooks", [])))
     if not records:
         return "No chapter has a seed record yet (`data/<slug>/seeds-run.json`)."
