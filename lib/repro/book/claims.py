@@ -15,9 +15,9 @@ hold, or when its observed value is undefined (NaN): the test did not take place
 `None`. A noisy claim is decided on its 95% interval (`interval=(lo, hi)`): `at_least` on `lo`, `at_most` on `hi`,
 `between` needs the whole interval inside.
 
-Each check shows a row in the notebook, glues its observed value, its interval and its threshold under names made
-from its id (`<id>-observed`, `<id>-lo`/`<id>-hi` for the interval, `<id>-threshold`, or `<id>-low` and `<id>-high`
-for `between`) so the prose cites them, and, inside the build, appends a JSON record to the file named by
+Each check shows a row in the notebook, glues its numbers and verdict under names made from its id (`<id>-observed`;
+`<id>-threshold`, or `<id>-low` and `<id>-high` for `between`; `<id>-interval-low` and `<id>-interval-high` when it
+has an interval; `<id>-verdict`: held, not held or untestable) so the prose cites them, and, inside the build, appends a JSON record to the file named by
 `REPRO_CLAIMS_FILE`; the build gathers those records into `_build/report.json`, the scoreboard and each chapter's
 claim table. A claim that the chapter knows does not reproduce is declared with `expect=False`, one it knows cannot
 be tested here with `expect="untestable"`: the tests then require that verdict, and the chapter explains why. How to
@@ -37,7 +37,6 @@ KINDS = ("paper", "ours", "check")
 KIND_TITLES = {"paper": "The paper's claims", "ours": "Our own marks", "check": "Checks (true by construction)"}
 #: The three verdicts, as the records spell them in `expect` (and `holds`: True, False, None).
 UNTESTABLE = "untestable"
-OUTCOMES = ("held", "not held", UNTESTABLE)
 MARKS = {"held": "✓", "not held": "✗", UNTESTABLE: "○"}
 
 
