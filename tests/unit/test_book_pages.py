@@ -85,3 +85,13 @@ def test_the_authors_code_page_sets_their_numbers_beside_ours(tmp_path):
         check_authors_record({**record, "commit": "main"}, "x")
     with pytest.raises(ValueError, match="row 0 lacks ours"):
         check_authors_record({**record, "rows": [{"quantity": "q", "theirs": 1}]}, "x")
+
+
+def test_the_full_record_is_counted_under_the_kinds_of_today():
+    import copy
+
+    report = copy.deepcopy(REPORT)
+    report["notebooks"][0]["claims"][0]["kind"] = "ours"       # spec-beats-gd relabelled since the record was made
+    board = fill_markers("<!-- repro:scoreboard -->", report)
+    assert "| {doc}`specgd </chapters/specgd/index>` | 0 / 1 / 0 | 1 / 0 / 0 |" in board
+    assert "**0 reproduced**, **1 did not reproduce** and **0 were untestable here**" in board

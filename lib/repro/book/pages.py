@@ -85,7 +85,9 @@ def _paper_cell(records) -> str:
 
 def _summary_row(slug: str, nbs: list[dict], full: dict | None) -> str:
     records = _records(nbs)
-    full_paper = _paper_cell(full["claims"]) if full else "no record"
+    kinds_now = {c["id"]: c.get("kind", "paper") for c in records}   # a record keeps the kinds it was made with
+    full_paper = (_paper_cell({**c, "kind": kinds_now.get(c["id"], c.get("kind", "paper"))} for c in full["claims"])
+                  if full else "no record")
     ok = all(as_expected(c) for c in records) and all(nb["status"] != "failed" for nb in nbs)
     return (f"| {{doc}}`{slug} </chapters/{slug}/index>` | {_paper_cell(records)} | {full_paper} | "
             f"{_count(records, 'ours')} | {_count(records, 'check')} | {'yes' if ok else '**no**'} |")
@@ -94,10 +96,11 @@ def _summary_row(slug: str, nbs: list[dict], full: dict | None) -> str:
 def headline(report: dict) -> str:
     """One sentence: the paper's claims of the whole book by verdict, at the build's scale."""
     n = paper_verdicts(c for nbs in _by_chapter(report).values() for c in _records(nbs))
+    untestable = f"{n['untestable']} {'was' if n['untestable'] == 1 else 'were'} untestable here"
     return (f"Of the paper's claims checked at `scale=\"{report['scale']}\"` in this build, **{n['reproduced']} "
-            f"reproduced**, **{n['not reproduced']} did not reproduce** and **{n['untestable']} were untestable "
-            "here** (a precondition of the test failed in our miniature, or the value was undefined: a defect of the "
-            "miniature, not a finding about the paper).")
+            f"reproduced**, **{n['not reproduced']} did not reproduce** and **{untestable}** (a precondition of the "
+            "test failed in our miniature, or the value was undefined: a defect of the miniature, not a finding "
+            "about the paper).")
 
 
 def scoreboard(report: dict, full: bool = False) -> str:
