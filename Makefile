@@ -19,12 +19,19 @@ help:
 	@echo "make lab [LAB_PORT=8888]             JupyterLab: every chapter's .md opens as a notebook"
 	@echo "make clean                           remove _build, .venv and node_modules"
 
-# The virtual environment is rebuilt whenever the lock file or the package metadata changes.
+# The virtual environment is rebuilt whenever the lock file or the package metadata changes. uv installs the lock
+# (the same packages pip would, in parallel, with bytecode compiled as pip does); it honours pip's find-links (a
+# machine's local wheels, such as a CPU build of torch) through UV_FIND_LINKS.
+UV_VERSION := 0.13.10
+ifndef UV_FIND_LINKS
+UV_FIND_LINKS := $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
+endif
+export UV_FIND_LINKS
 $(VENV)/.stamp: requirements.lock pyproject.toml
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --quiet --upgrade pip uv==$(UV_VERSION)
+	$(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) -r requirements.lock
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
