@@ -78,7 +78,9 @@ def test_the_authors_code_page_sets_their_numbers_beside_ours(tmp_path):
               "agreement": "They agree within noise."}
     page = fill_markers("<!-- repro:authors-code -->", {**REPORT, "authors_code": {"specgd": record}})
     assert "| gap | 0.31 | 0.3 | same seed |" in page and "`aaaaaaaaaa`" in page and "They agree" in page
-    assert "No chapter has a record" in fill_markers("<!-- repro:authors-code -->", REPORT)
+    assert "| {doc}`specgd </chapters/specgd/index>` | [https://github.com/o/n]" in page
+    empty = fill_markers("<!-- repro:authors-code -->", REPORT)
+    assert "No chapter has a record" in empty and "| {doc}`specgd </chapters/specgd/index>` | no record yet" in empty
     with pytest.raises(ValueError, match="missing agreement"):
         check_authors_record({k: v for k, v in record.items() if k != "agreement"}, "data/specgd/authors-code.json")
     with pytest.raises(ValueError, match="40-hex-digit"):

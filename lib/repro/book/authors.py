@@ -76,19 +76,17 @@ def _chapter_section(slug: str, record: dict) -> list[str]:
 
 
 def authors_code_page(report: dict) -> str:
-    """The page's generated part: one section per record, then the chapters without one."""
+    """The page's generated part: a table of every chapter and its record, then one section per record."""
     records = report.get("authors_code") or {}
     chapters = list(dict.fromkeys(nb["chapter"] for nb in report.get("notebooks", [])))
-    out = []
-    for slug, record in records.items():
-        out += _chapter_section(slug, record)
+    out = ["| chapter | the authors' code run on our data |", "|---|---|"]
+    out += [f"| {{doc}}`{slug} </chapters/{slug}/index>` | "
+            + (f"[{records[slug]['repository']}]({records[slug]['repository']}) at `{records[slug]['commit'][:10]}`, "
+               f"{records[slug]['date']}: see below" if slug in records else
+               "no record yet (not released, or the run is still to be made: the chapter's *what differs* says which)")
+            + " |" for slug in chapters]
     if not records:
-        out += ["No chapter has a record of the authors' code run on our data yet "
-                "(`data/<slug>/authors-code.json`).", ""]
-    without = [s for s in chapters if s not in records]
-    if without:
-        out += ["## Chapters without a record", "",
-                "For these chapters the authors' code has not been run on our data (it was not released, or the run "
-                "is still to be made; each chapter's *what differs* section says which): ",
-                ", ".join(f"{{doc}}`{s} </chapters/{s}/index>`" for s in without) + "."]
+        out += ["", "No chapter has a record of the authors' code run on our data yet (`data/<slug>/authors-code.json`)."]
+    for slug, record in records.items():
+        out += [""] + _chapter_section(slug, record)
     return "\n".join(out)
