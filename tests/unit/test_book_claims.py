@@ -239,3 +239,17 @@ def test_a_positive_control_is_a_check_that_names_the_claim_it_controls(claims_f
     assert record["says"].startswith("positive control for pathway-falls")
     with pytest.raises(ValueError, match="controls= names the claim id"):
         ledger.positive_control("x", 1, controls="Not An Id", at_least=0, says="s")
+
+
+def test_a_seed_sweep_counts_untestable_verdicts_apart():
+    from repro.book.seeds import _verdicts
+
+    def entry(seed, holds):
+        return {"path": "chapters/x/02.md", "seed": seed,
+                "claims": [{"id": "asynchrony", "kind": "paper", "says": "s", "expect": "untestable", "holds": holds,
+                            "observed": None if holds is None else 1.0}]}
+
+    steady = _verdicts([entry(s, None) for s in (0, 1, 2)], [0, 1, 2])[0]
+    assert steady["untestable_at"] == 3 and steady["held"] == 0 and steady["as_expected"] and not steady["fragile"]
+    mixed = _verdicts([entry(0, None), entry(1, True)], [0, 1, 2])[0]
+    assert mixed["fragile"] and not mixed["as_expected"] and mixed["missing"] == [2] and mixed["held"] == 1
