@@ -61,10 +61,3 @@ NO_POSITIVE_CONTROL = {
     "transferability-benchmarks:ablation-lowers-logme",
     "transferability-benchmarks:zoo-a-static-beats-metrics",
 }
-
-#: chapters over the 90 s budget at ci on the machine CI runs on, with the cap they must stay under until their issue
-#: makes them fit: temporal-sae's eleven SAE trainings and their probes take about 100 s here (77 s on the machine of
-#: the previous sessions); issue 46 redesigns the chapter.
-OVER_BUDGET_S = {
-    "temporal-sae": 110,
-}
