@@ -33,8 +33,8 @@ def test_every_chapter_states_claims(report):
 
 #: How far past CHAPTER_BUDGET_S a chapter's wall-clock seconds may go before this test fails. Seconds on a shared
 #: 2-core machine vary by about a quarter between machines and runs: the ci build took 431-481 s on the machine of the
-#: sessions before 2026-12-07 15:00 UTC and 549-597 s on the one after (with chapters whose notebooks had not
-#: changed), where and-or-templates, behavior-learning, multilayer-changepoints, scorer and temporal-sae each ran
+#: sessions before 2026-12-07 15:00 UTC and 549-597 s on the one after (no chapter's computation having grown
+#: in between), where and-or-templates, behavior-learning, multilayer-changepoints, scorer and temporal-sae each ran
 #: between 86 and 100 s. The budget itself is unchanged:
 #: the status page marks every chapter over CHAPTER_BUDGET_S, and issue 43 lists the notebooks to make cheaper.
 MACHINE_TOLERANCE = 1.25
@@ -95,7 +95,7 @@ def _tie_passes(c) -> bool:
 
 def test_no_claim_at_threshold_zero_is_decided_on_a_point_estimate(report):
     """DESIGN.md §4: a difference of noisy quantities is decided on its 95% interval. The claims listed in
-    KNOWN_DEBTS (tests/book/debts.py) wait for their chapter's issue; the list may only shrink."""
+    POINT_ESTIMATE_AT_ZERO (tests/book/debts.py) wait for their chapter's issue; the list may only shrink."""
     from debts import POINT_ESTIMATE_AT_ZERO
 
     found = {f"{slug}:{c['id']}" for slug, c in _claims(report) if _tie_passes(c)}
