@@ -1,12 +1,7 @@
 """Fixtures of the book tests: the build report, the toc and the rendered site (run after `make book`)."""
-import html
 import json
-import re
 import shutil
 import subprocess
-import threading
-from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -38,53 +33,51 @@ def chromium() -> str:
     pytest.fail("headless Chromium is needed for the site tests: `apt-get install chromium` (.ci/run does it)")
 
 
-@lru_cache(maxsize=None)
-def rendered_dom(html_file: Path) -> str:
-    """The page's DOM after its scripts ran (MathJax included), from headless Chromium."""
-    cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           "--user-data-dir=/tmp/repro-chromium-profile", "--virtual-time-budget=15000", "--dump-dom",
-           html_file.as_uri()]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    if proc.returncode != 0 or "<html" not in proc.stdout:
-        pytest.fail(f"Chromium could not render {html_file}: {proc.stderr[-500:]}")
-    return proc.stdout
+WIDTHS = {"desktop": 1280, "phone": 390}
+RENDERER = Path(__file__).with_name("render.mjs")
+PLAYWRIGHT = ROOT / "node_modules" / "playwright-core"
 
 
-LAYOUT_SCRIPT = Path(__file__).with_name("layout.js")
+class Site:
+    """Every page of the toc as headless Chromium shows it: the DOM after its scripts ran (MathJax included) and, at
+    each width of WIDTHS, what overflows its container (tests/book/layout.js). One browser renders them all
+    (tests/book/render.mjs, with playwright-core from package.json), four pages at a time."""
+
+    def __init__(self, results: dict):
+        self.results = results
+
+    def _result(self, name: str) -> dict:
+        found = self.results.get(name)
+        if found is None:
+            pytest.fail(f"{name} is in _toc.yml but the build rendered no {name}.html")
+        if "error" in found:
+            pytest.fail(f"Chromium could not render {name}: {found['error']}")
+        return found
+
+    def dom(self, name: str) -> str:
+        return self._result(name)["dom"]
+
+    def layout_problems(self, name: str, width: int) -> list[str]:
+        return self._result(name)["problems"][str(width)]
 
 
-def layout_problems(html_file: Path, width: int, profile: str) -> list[str]:
-    """What overflows its container without a scroll bar on the page at a window `width` px wide (tests/book/layout.js
-    measures it in headless Chromium, after MathJax). The script runs in a copy of the page beside it, removed after."""
-    probe = html_file.with_name(f".layout-{width}-{html_file.name}")
-    page = html_file.read_text()
-    probe.write_text(page.replace("</body>", LAYOUT_SCRIPT.read_text() + "</body>", 1))
-    try:
-        cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               f"--user-data-dir={profile}", "--virtual-time-budget=15000", f"--window-size={width},900",
-               "--hide-scrollbars", "--dump-dom", probe.as_uri()]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    finally:
-        probe.unlink(missing_ok=True)
-    found = re.search(r'data-fit="([^"]*)"', proc.stdout)
-    if found is None:
-        return [f"the layout probe did not run in Chromium (exit {proc.returncode}): {proc.stderr[-300:]}"]
-    return json.loads(html.unescape(found.group(1)))
+def render(files: list[Path], work: Path, widths=tuple(sorted(WIDTHS.values())), concurrency: int = 4) -> dict:
+    """Each page as headless Chromium shows it: {"<file>": {"problems": {"<width>": [...]}, "dom": ...}}, or for a page
+    that did not render {"<file>": {"error": ...}} (tests/book/render.mjs). The page loads at the first width."""
+    if not PLAYWRIGHT.exists():
+        pytest.fail("the site tests drive Chromium with playwright-core: run `npm ci` (make env does it)")
+    jobs = [{"key": str(file), "file": str(file), "widths": list(widths)} for file in files]
+    (work / "jobs.json").write_text(json.dumps({"chromium": chromium(), "concurrency": concurrency,
+                                                "timeout_ms": 60_000, "jobs": jobs}))
+    proc = subprocess.run(["node", str(RENDERER), str(work / "jobs.json"), str(work / "out.json")],
+                          capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        pytest.fail(f"tests/book/render.mjs failed (exit {proc.returncode}): {proc.stderr[-800:]}")
+    return json.loads((work / "out.json").read_text())
 
 
 @pytest.fixture(scope="session")
-def layouts(pages) -> dict:
-    """layout_problems for every page of the toc at each width of WIDTHS, measured three pages at a time."""
-    jobs = [(page.name, width) for page in pages for width in WIDTHS.values()]
-
-    def probe(job):   # one Chromium profile per thread: two browsers cannot share one
-        name, width = job
-        return layout_problems(HTML / f"{name}.html", width, f"/tmp/repro-chromium-layout-{threading.get_ident()}")
-
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        return dict(zip(jobs, pool.map(probe, jobs)))
-
-
-WIDTHS = {"desktop": 1280, "phone": 390}
+def site(pages, tmp_path_factory) -> Site:
+    files = {page.name: HTML / f"{page.name}.html" for page in pages}
+    results = render([f for f in files.values() if f.exists()], tmp_path_factory.mktemp("site"))
+    return Site({name: results[str(file)] for name, file in files.items() if file.exists()})

@@ -1,6 +1,7 @@
-<script>
-/* Injected by tests/book (test_site.py::test_page_fits_its_width) into a copy of a rendered page: after MathJax has
-   typeset, it lists what overflows its container without a scroll bar, and writes the list to <body data-fit>. */
+/* Run by tests/book/render.mjs in every rendered page before the page's own scripts (test_site.py::
+   test_page_fits_its_width): after MathJax has typeset, it lists what overflows its container without a scroll bar,
+   and writes the list to <body data-fit>. render.mjs then resizes the window and calls window.reproMeasureLayout()
+   again for each other width. */
 (function () {
   const SLACK = 4;   // px: sub-pixel rounding and a glyph's overhang (a hat over the last letter of inline math)
   function clipper(el, stop) {   // the nearest ancestor that does not let content spill (overflow-x not visible)
@@ -42,9 +43,9 @@
     if (page > SLACK) bad.push("the page scrolls sideways by " + page + " px");
     document.body.setAttribute("data-fit", JSON.stringify(bad.slice(0, 12)));
   }
+  window.reproMeasureLayout = measure;
   window.addEventListener("load", function () {
     const typeset = window.MathJax && MathJax.startup && MathJax.startup.promise;
     (typeset || Promise.resolve()).then(function () { setTimeout(measure, 100); });
   });
 })();
-</script>

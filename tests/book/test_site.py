@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import BUILD, HTML, ROOT, WIDTHS, rendered_dom
+from conftest import BUILD, HTML, ROOT, WIDTHS, render
 from repro.book.pages import MARKER
 from repro.book.toc import read_toc
 
@@ -38,11 +38,11 @@ def test_page_exists_with_generated_content_filled(page):
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
-def test_math_is_typeset(page):
+def test_math_is_typeset(page, site):
     raw = html_file(page).read_text()
     if 'class="math' not in raw:
         pytest.skip("the page has no math")
-    dom = rendered_dom(html_file(page))
+    dom = site.dom(page.name)
     soup = BeautifulSoup(dom, "html.parser")
     assert soup.find("mjx-container"), "the page has math but MathJax typeset none of it"
     text = visible_text(soup)
@@ -52,11 +52,11 @@ def test_math_is_typeset(page):
 
 @pytest.mark.parametrize("width", WIDTHS, ids=WIDTHS)
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
-def test_page_fits_its_width(page, width, layouts):
+def test_page_fits_its_width(page, width, site):
     """Nothing is clipped or runs past the content column at a desktop's and a phone's width: what is wider than the
     column (a table, a code cell) must scroll inside it. Long inline math is clipped by the theme on a phone: write
     it as display math. Measured by tests/book/layout.js in headless Chromium."""
-    problems = layouts[(page.name, WIDTHS[width])]
+    problems = site.layout_problems(page.name, WIDTHS[width])
     assert not problems, f"at {WIDTHS[width]} px: " + "; ".join(problems)
 
 
@@ -93,8 +93,8 @@ def test_no_traceback_or_warning_in_outputs(page):
 
 
 @pytest.mark.parametrize("page", NOTEBOOK_PAGES, ids=lambda p: p.name)
-def test_notebook_page_offers_the_executed_notebook_and_its_source(page):
-    soup = BeautifulSoup(rendered_dom(html_file(page)), "html.parser")
+def test_notebook_page_offers_the_executed_notebook_and_its_source(page, site):
+    soup = BeautifulSoup(site.dom(page.name), "html.parser")
     links = {a.get_text(strip=True): a["href"] for a in soup.select(".dropdown-download-buttons a[href]")}
     assert {".ipynb", ".md"} <= set(links), f"the download menu offers {sorted(links)}, not .ipynb and .md"
     ipynb = (html_file(page).parent / links[".ipynb"]).resolve()
@@ -135,3 +135,23 @@ def test_the_scoreboard_lists_every_claim_of_the_book(report):
     text = text.replace("\u2019", "'")                      # Sphinx typesets the apostrophe
     for title in ("The paper's claims", "Our own marks", "Checks (true by construction)"):
         assert title in text, f"the scoreboard has no section {title!r}"
+
+
+def test_the_layout_probe_finds_an_overflow_planted_in_a_page(tmp_path):
+    """The positive control of test_page_fits_its_width: in a page whose article is 300 px wide, a box wider than the
+    column at every width, one only at a phone's width and one only at a desktop's (CSS media queries: the page loads
+    at one width and is resized to the other), and a wide table in a scrolling wrapper, which is allowed."""
+    page = tmp_path / "planted.html"
+    page.write_text("<html><head><style>article {width: 300px} #phone, #desk {width: 100px}"
+                    " @media (max-width: 500px) {#phone {width: 900px}} @media (min-width: 1000px) {#desk {width: 900px}}"
+                    "</style></head><body><article><p>fits</p><div id='wide' style='width:900px'>too wide</div>"
+                    "<div id='phone'>phone</div><div id='desk'>desk</div>"
+                    "<div style='overflow-x:auto'><table id='scrolls' style='width:900px'><tr><td>ok</td></tr></table>"
+                    "</div></article></body></html>")
+    found = render([page], tmp_path)[str(page)]
+    assert "error" not in found, found.get("error")
+    for width, problems in found["problems"].items():
+        named = {box for box in ("wide", "phone", "desk", "scrolls")
+                 if any(f"#{box} " in p and "past the content column" in p for p in problems)}
+        only_here = {WIDTHS["phone"]: "phone", WIDTHS["desktop"]: "desk"}[int(width)]
+        assert named == {"wide", only_here}, (width, problems)
