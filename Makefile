@@ -9,7 +9,7 @@ BUILD   := $(PY) -m repro.book build --scale $(SCALE) --jobs $(JOBS)
 export REPRO_BUILD := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: book chapter pdf test unit nbval booktests env lab clean help
+.PHONY: book chapter pdf test unit nbval nbval-and-pdf booktests env lab clean help
 
 help:
 	@echo "make book [SCALE=ci|full] [JOBS=N]   build the book into _build/html"
@@ -84,11 +84,17 @@ define stage
 @start=$$(date +%s); $(2); status=$$?; echo "== $(1) took $$(( $$(date +%s) - start )) s"; exit $$status
 endef
 
+# The PDF is one xelatex process at a time: it is made beside nbval, its log kept in _build/pdf.log and printed after.
+nbval-and-pdf: env
+	@$(PY) -m repro.book pdf > _build/pdf.log 2>&1 & pdf=$$!; \
+	$(MAKE) --no-print-directory nbval; nbval=$$?; \
+	wait $$pdf; made=$$?; cat _build/pdf.log; echo "== the PDF (made beside nbval) exited with status $$made"; \
+	test $$nbval -eq 0 && test $$made -eq 0
+
 test: env
 	$(call stage,unit,$(MAKE) --no-print-directory unit)
 	$(call stage,build,$(BUILD))
-	$(call stage,pdf,$(PY) -m repro.book pdf)
-	$(call stage,nbval,$(MAKE) --no-print-directory nbval)
+	$(call stage,nbval and pdf,$(MAKE) --no-print-directory nbval-and-pdf)
 	$(call stage,booktests,$(MAKE) --no-print-directory booktests)
 
 clean:
