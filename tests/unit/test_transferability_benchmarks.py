@@ -141,3 +141,41 @@ def test_pretrain_and_finetune_smoke():
     X, y = torch.from_numpy(X), torch.from_numpy(y)
     acc = tb.finetune_accuracy(models[0], X[:40], y[:40], X[40:], y[40:], epochs=1, seed=0)
     assert 0 <= acc <= 1
+
+
+def test_task_copy_equals_make_task_and_is_a_fresh_copy():
+    X, y = tb.images.task_copy("orientation", 30, 4)
+    X0, y0 = tb.make_task("orientation", 30, 4)
+    assert np.array_equal(X, X0) and np.array_equal(y, y0)
+    X[:] = 0                                        # a caller may change its copy without touching the cache
+    X2, _ = tb.images.task_copy("orientation", 30, 4)
+    assert np.array_equal(X2, X0) and X2.flags.writeable
+
+
+def test_features_once_give_the_softmax_of_a_second_forward_pass():
+    import torch
+
+    from repro.transferability_benchmarks.experiment import _features
+
+    torch.manual_seed(0)
+    X = torch.rand(7, 16, 16)
+    for family, width, source in [("CNN", 2, "S2"), ("Mixer", 8, "S3"), ("MLP", 2, "S1")]:
+        net = tb.build(family, width, source).eval()
+        for batch in (3, 1000):                     # the same chunks as the two forward passes it replaces
+            F, P = _features(net, X, batch=batch)
+            with torch.no_grad():
+                chunks = [X[i:i + batch] for i in range(0, len(X), batch)]
+                assert np.array_equal(F, torch.cat([net.features(c) for c in chunks]).double().numpy())
+                assert np.array_equal(P, torch.cat([torch.softmax(net(c), 1) for c in chunks]).double().numpy())
+            F2, P2 = _features(net, X, batch=batch, probs=False)
+            assert np.array_equal(F2, F) and P2 is None
+
+
+def test_knn_accuracy_equals_cross_val_score():
+    from sklearn.model_selection import cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+
+    y, _, models = gaussian_models(4, n=150)
+    for F, _ in models[:3]:
+        Z = (F - F.mean(0)) / (F.std(0) + 1e-6)
+        assert tb.knn_accuracy(F, y) == float(cross_val_score(KNeighborsClassifier(5), Z, y, cv=3).mean())

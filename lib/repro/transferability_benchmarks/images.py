@@ -156,3 +156,20 @@ def make_task(task: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         else:                     # cue-conflict: the stripes of shape (s + 1) mod 4's S1 classes
             X[k], y[k] = draw(SHAPES[s], (FREQS[(s + 1) % 4], ANGLES[2 * ((s + 1) % 2)]), rng), s
     return X, y
+
+
+@lru_cache(maxsize=16)
+def _make_task_cached(task: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    X, y = make_task(task, n, seed)
+    X.flags.writeable = y.flags.writeable = False     # shared between callers: nobody may change it
+    return X, y
+
+
+def task_copy(task: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``make_task(task, n, seed)``, generated once per process and handed out as fresh copies.
+
+    The images depend only on (task, n, seed), so the two zoos of one seed, which share the source task S1 and all
+    eight target tasks, need not draw them twice. Explained in chapters/transferability-benchmarks/02_experiments.md.
+    """
+    X, y = _make_task_cached(task, n, seed)
+    return X.copy(), y.copy()

@@ -16,7 +16,7 @@ from torch import nn
 
 from repro.common import check_choice, check_int
 
-from .images import SOURCES, make_task
+from .images import SOURCES, task_copy
 
 __all__ = ["MLP", "CNN", "ResNetLite", "PooledCNN", "Mixer", "ZooModel", "build", "zoo_a_specs", "zoo_b_specs",
            "pretrain", "n_params", "FAMILIES", "N_CLASSES"]
@@ -202,7 +202,7 @@ def pretrain(specs, n_source: int, steps: int, seed: int, batch: int = 64, lr: f
     out = []
     for k, (family, width, source) in enumerate(specs):
         if source not in data:
-            X, y = make_task(source, n_source + 1000, seed)
+            X, y = task_copy(source, n_source + 1000, seed)
             data[source] = (torch.from_numpy(X), torch.from_numpy(y))
         X, y = data[source]
         Xtr, ytr, Xte, yte = X[:n_source], y[:n_source], X[n_source:], y[n_source:]
