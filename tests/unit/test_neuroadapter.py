@@ -138,3 +138,30 @@ def test_a_few_training_steps_and_recorded_sampling(small):
     assert trace[0]["down"].shape == (2, 64, cx.n_parcels) and trace[0]["mid"].shape == (2, 16, cx.n_parcels)
     with pytest.raises(ValueError, match="images and voxels"):
         train_adapter(unet, adapter, tr.x[:10], vox[:9], steps=1)
+
+
+def test_guided_forward_matches_forward_bitwise():
+    """The sampler's ``forward_guided`` (null-token shortcut, brain branch on the conditional half, keys computed
+    once) gives exactly the numbers and the recorded attention of ``forward`` on the stacked guidance batch."""
+    torch.manual_seed(1)
+    unet = TinyUNet(UNetConfig()).eval()
+    n, p = 5, 7
+    x = torch.randn(n, 1, 16, 16)
+    xx, t = torch.cat([x, x]), torch.full((2 * n,), 120, dtype=torch.long)
+    tokens = torch.randn(n, p, unet.config["context"])
+    both = torch.cat([tokens, torch.zeros_like(tokens)])
+    with torch.no_grad():
+        empty = unet.brain_keys(both, n)
+        assert all(v is None for v in empty.values())                                  # no adapter: no branch
+        assert torch.equal(unet.forward_guided(xx, t, empty), unet(xx, t, both))
+        NeuroAdapter(unet, p, 3).attach(unet)
+        for s in unet.SITES:
+            unet.attn[s].record = []
+        ref = unet(xx, t, both)
+        rec_ref = {s: unet.attn[s].record[0][:n] for s in unet.SITES}
+        for s in unet.SITES:
+            unet.attn[s].record = []
+        out = unet.forward_guided(xx, t, unet.brain_keys(both, n))
+        rec = {s: unet.attn[s].record[0] for s in unet.SITES}
+    assert torch.equal(out, ref)
+    assert all(torch.equal(rec[s], rec_ref[s]) for s in unet.SITES)

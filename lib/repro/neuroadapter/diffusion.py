@@ -103,6 +103,10 @@ def sample(model, schedule: Schedule, tokens: torch.Tensor, guidance: float = 3.
 
     Explained in chapters/neuroadapter/01_theory.md. ``attention`` is, when ``record``, a list over steps of
     ``{site: (n, queries, p)}`` head-averaged brain attention of the conditional pass (else None).
+
+    Each step is one pass of ``model`` (a ``TinyUNet``) over the conditional and unconditional batches stacked;
+    ``model.forward_guided`` gives bitwise what ``model(torch.cat([x, x]), t, torch.cat([tokens, zeros]))`` gives,
+    with the brain keys and values computed once for all steps instead of at every step.
     """
     if tokens.ndim != 3:
         raise ValueError(f"tokens must have shape (n, p, C); got {tuple(tokens.shape)}")
@@ -110,12 +114,12 @@ def sample(model, schedule: Schedule, tokens: torch.Tensor, guidance: float = 3.
     n = len(tokens)
     x = torch.randn((n, 1, 16, 16), generator=g)
     ts = ddim_timesteps(schedule, steps)
-    both = torch.cat([tokens, torch.zeros_like(tokens)])
+    keys = model.brain_keys(torch.cat([tokens, torch.zeros_like(tokens)]), n)
     trace = [] if record else None
     for i, t in enumerate(ts):
         for site in model.SITES:
             model.attn[site].record = [] if record else None
-        out = model(torch.cat([x, x]), torch.full((2 * n,), t, dtype=torch.long), both)
+        out = model.forward_guided(torch.cat([x, x]), torch.full((2 * n,), t, dtype=torch.long), keys)
         if record:
             trace.append({s: model.attn[s].record[0][:n] for s in model.SITES})
         x, _ = ddim_step(schedule, x, guided_eps(out[:n], out[n:], guidance), t, ts[i + 1] if i + 1 < len(ts) else None)

@@ -116,6 +116,46 @@ class CrossAttention(nn.Module):
         out = self.to_out(out.transpose(1, 2).reshape(n, s * s, c))
         return h + out.transpose(1, 2).view(n, c, s, s)
 
+    def brain_keys(self, tokens: torch.Tensor, n_cond: int):
+        """The brain branch's keys and values (each (n_cond, heads, p, dim_head)) of the first ``n_cond`` rows of
+        ``tokens`` (N, p, C_ctx), or None while the slot is empty: what ``forward(h, null, tokens)`` computes from the
+        tokens at every call, for ``forward_guided``, which a sampler calls with the same tokens at every step.
+
+        Explained in chapters/neuroadapter/01_theory.md. The projections run on all N rows, as in ``forward``, and
+        are sliced afterwards, so the numbers are the ones ``forward`` uses.
+        """
+        if self.ip is None:
+            return None
+        return self._split(self.ip.to_k(tokens))[:n_cond], self._split(self.ip.to_v(tokens))[:n_cond]
+
+    def forward_guided(self, h: torch.Tensor, null: torch.Tensor, keys) -> torch.Tensor:
+        """``forward`` for classifier-free guidance at inference: ``h`` (2n, C, s, s) stacks n conditional samples
+        over n unconditional ones, whose brain tokens are all zero; ``keys`` is ``brain_keys(tokens, n)`` of the
+        stacked tokens. Returns bitwise what ``forward(h, null, tokens)`` returns, with less work:
+
+        - the null branch attends to a single token, whose softmax weight is exactly 1 for every query, so its
+          output is ``V_null`` at every query, taken directly instead of through ``scaled_dot_product_attention``;
+        - zero tokens have zero keys and values (the projections have no bias), so the brain branch adds exactly zero
+          to the unconditional half: it runs on the conditional half only (the same per-sample products and
+          softmax rows as on the stacked batch).
+
+        Explained in chapters/neuroadapter/01_theory.md. For sampling only (no gradient): the shortcut's gradient
+        would sum in another order than that of ``scaled_dot_product_attention``, so training keeps ``forward``.
+        """
+        n2, c, s, _ = h.shape
+        x = self.norm(h).flatten(2).transpose(1, 2) + self.pos
+        out = self._split(self.to_v(null.expand(n2, -1, -1))).expand(-1, -1, s * s, -1)   # V_null at every query
+        if keys is not None:
+            k, v = keys
+            n = len(k)
+            q = self._split(self.ip.to_q(x))[:n]
+            a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.dim_head), -1)   # (n, H, q, p)
+            if self.record is not None:
+                self.record.append(a.mean(1).detach())
+            out = torch.cat([out[:n] + self.scale_ip * (a @ v), out[n:]])
+        out = self.to_out(out.transpose(1, 2).reshape(n2, s * s, c))
+        return h + out.transpose(1, 2).view(n2, c, s, s)
+
 
 class TinyUNet(nn.Module):
     """ε-prediction U-Net for 1×16×16 images: 16 → 8 → 4 → 8 → 16, cross-attention at ``down`` (8×8), ``mid``
@@ -147,14 +187,34 @@ class TinyUNet(nn.Module):
         """Predicted noise for ``x`` (n, 1, 16, 16) at timesteps ``t`` (n,), with brain ``tokens`` (n, p, C_ctx)
         for the adapter slots (ignored while they are empty). Explained in chapters/neuroadapter/01_theory.md.
         """
+        return self._eps(x, t, lambda site, h, null: self.attn[site](h, null, tokens))
+
+    def brain_keys(self, tokens: torch.Tensor, n_cond: int) -> dict:
+        """``{site: CrossAttention.brain_keys(tokens, n_cond)}``: the brain keys and values of the conditional
+        rows, computed once per sampling run for ``forward_guided``. Explained in chapters/neuroadapter/01_theory.md.
+        """
+        if tokens.ndim != 3:
+            raise ValueError(f"tokens must have shape (n, p, C); got {tuple(tokens.shape)}")
+        return {s: self.attn[s].brain_keys(tokens, n_cond) for s in self.SITES}
+
+    def forward_guided(self, x: torch.Tensor, t: torch.Tensor, keys: dict) -> torch.Tensor:
+        """Bitwise ``forward(x, t, tokens)`` for a guidance batch at inference: ``x`` (2n, 1, 16, 16) stacks the
+        conditional samples over the unconditional ones (zero tokens), ``keys`` is ``brain_keys(tokens, n)``.
+
+        Explained in chapters/neuroadapter/01_theory.md; see ``CrossAttention.forward_guided`` for what it skips.
+        """
+        return self._eps(x, t, lambda site, h, null: self.attn[site].forward_guided(h, null, keys[site]))
+
+    def _eps(self, x: torch.Tensor, t: torch.Tensor, attend) -> torch.Tensor:
+        """The U-Net's layers, with ``attend(site, h, null)`` as the cross-attention of each site."""
         if x.ndim != 4 or x.shape[1:] != (1, 16, 16):
             raise ValueError(f"x must have shape (n, 1, 16, 16); got {tuple(x.shape)}")
         temb = self.temb(timestep_embedding(t, self.config["temb"]))
         null = self.null[None]
         h16 = self.r16(self.inp(x), temb)
-        h8 = self.attn["down"](self.r8(self.d8(h16), temb), null, tokens)
+        h8 = attend("down", self.r8(self.d8(h16), temb), null)
         h4 = self.m1(self.d4(h8), temb)
-        h4 = self.m2(self.attn["mid"](h4, null, tokens), temb)
-        u8 = self.attn["up"](self.u8(torch.cat([F.interpolate(h4, scale_factor=2.0), h8], 1), temb), null, tokens)
+        h4 = self.m2(attend("mid", h4, null), temb)
+        u8 = attend("up", self.u8(torch.cat([F.interpolate(h4, scale_factor=2.0), h8], 1), temb), null)
         u16 = self.u16(torch.cat([F.interpolate(u8, scale_factor=2.0), h16], 1), temb)
         return self.out(u16)
