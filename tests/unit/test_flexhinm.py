@@ -212,3 +212,37 @@ def test_short_digits_experiment_smoke():
     for pm in ex.pruned[("flexhinm-gp-hc", 0.75)]:
         for mask, lay in zip(pm.masks, pm.layouts):
             assert fh.pattern_violations(mask, lay) == 0
+
+
+def test_twin_models_are_trained_once_with_the_same_results():
+    from repro.flexhinm.experiment import _twins
+    from repro.flexhinm.mlp import digits_splits, train_mlp
+    from repro.flexhinm.prune import PrunedModel
+
+    rng = np.random.default_rng(0)
+    W = [rng.standard_normal((8, 4)).astype(np.float32), rng.standard_normal((3, 8)).astype(np.float32)]
+    b = [np.zeros(8, np.float32), np.zeros(3, np.float32)]
+    mask = [rng.random((8, 4)) < 0.5]
+    pm = lambda w: PrunedModel(weights=[x.copy() for x in w], biases=[x.copy() for x in b], masks=[m.copy() for m in mask])
+    other = [W[0].copy(), W[1].copy()]
+    other[1][0, 0] = np.nextafter(other[1][0, 0], np.float32(np.inf))           # one bit apart
+    pruned = {"a": [pm(W)], "b": [pm(other)], "c": [pm(W)], "d": [pm(other)]}
+    assert _twins(pruned, ["a", "b", "c", "d"]) == {"a": "a", "b": "b", "c": "a", "d": "b"}
+
+    # the reason it is safe: a model fine-tuned in a larger batch of models gets the same bits as on its own
+    data = digits_splits([0])
+    torch.manual_seed(0)
+    Ws = [torch.randn(3, 16, 64) * 0.1, torch.randn(3, 10, 16) * 0.1]
+    bs = [torch.zeros(3, 16), torch.zeros(3, 10)]
+    masks = [(torch.rand(3, 16, 64) < 0.5).float(), None]
+    X, y = data.X_train.repeat(3, 1, 1), data.y_train.repeat(3, 1)
+    W3, b3 = train_mlp(Ws, bs, X, y, 5, masks=masks, seed=1, share=1)
+    W1, b1 = train_mlp([w[1:2] for w in Ws], [x[1:2] for x in bs], X[1:2], y[1:2], 5, masks=[masks[0][1:2], None],
+                       seed=1, share=1)
+    for a, c in zip(W3 + b3, W1 + b1):
+        assert torch.equal(a[1:2], c)
+
+    ex = fh.digits_experiment([0], [0.75], pretrain_steps=30, finetune_steps=5, v=16, gp=dict(max_fail=1, sweeps=1))
+    twin = _twins(ex.pruned, [(m, 0.75) for m in fh.METHODS])
+    for k, u in twin.items():
+        assert np.array_equal(ex.tuned[k], ex.tuned[u]) and np.array_equal(ex.oneshot[k], ex.oneshot[u])

@@ -17,7 +17,7 @@ from sklearn.metrics import roc_auc_score
 from ..common import check_int
 from .canvas import (CELL, OBJECTS, TERMINALS, THEMES, THEME_NAMES, Item, cell_centre,
                      object_scenes, perturb, random_layout, render_all, sample_good, true_terminals)
-from .features import FilterBank, object_features, scene_features
+from .features import FilterBank, object_features, raw_filters, scene_features
 from .pursuit import Template, block_pursuit, evidence, expand, group_or_slots, parse, prescription
 
 #: Settings fixed on development seed 100 (chapters/and-or-templates/02_experiments.md).
@@ -36,8 +36,11 @@ class World:
 
     def features(self, scenes) -> np.ndarray:
         """Scene-terminal responses (N, 161) of a list of scenes."""
-        return scene_features(render_all(scenes), self.bank, self.objects, sigma=SETTINGS["sigma"],
-                              prior=SETTINGS["prior"])
+        return self.image_features(render_all(scenes))
+
+    def image_features(self, images) -> np.ndarray:
+        """Scene-terminal responses (N, 161) of rendered images (N, SIZE, SIZE), for callers that keep the images."""
+        return scene_features(images, self.bank, self.objects, sigma=SETTINGS["sigma"], prior=SETTINGS["prior"])
 
     def n_object_parameters(self) -> int:
         """Three numbers per object terminal (its offset and filter, beta, log z)."""
@@ -49,9 +52,9 @@ def learn_world(rng, n_per_class: int = 60, n_object_ref: int = 200, n_scene_ref
     the crops of everything else, and draw the scene reference from random layouts
     (chapters/and-or-templates/02_experiments.md)."""
     scenes, centres, labels = object_scenes(rng, check_int("n_per_class", n_per_class), n_object_ref)
-    images = render_all(scenes)
-    bank = FilterBank.fit(images)
-    F = object_features(bank.pooled(images), centres)
+    raw = raw_filters(render_all(scenes))                 # computed once: the filters' scales and the crops share it
+    bank = FilterBank.fit_raw(raw)
+    F = object_features(bank.pooled_raw(raw), centres)
     objects = []
     for k in range(len(OBJECTS)):
         blocks = block_pursuit(F[labels == k], F[labels != k], gamma=SETTINGS["gamma_object"], min_rows=5,
@@ -147,6 +150,8 @@ class ThemeResult:
     R_test: np.ndarray = None
     R_train: np.ndarray = None
     train_scenes: list = field(default_factory=list)
+    train_images: np.ndarray = None                     # render_all(train_scenes), kept for the baselines
+    test_images: np.ndarray = None                      # render_all(test_scenes)
 
 
 def theme_data(theme: str, rng, n_train: int, n_test: int, n_presc: int) -> dict:
@@ -162,19 +167,22 @@ def theme_data(theme: str, rng, n_train: int, n_test: int, n_presc: int) -> dict
 def theme_study(world: World, theme: str, data: dict) -> ThemeResult:
     """Learn the theme's template from its good training images, score the test images, test prescriptions
     (chapters/and-or-templates/02_experiments.md)."""
-    R_tg = world.features(data["train_good"])
-    template = learn_template(world, R_tg)
-    P, Rc = recovery(template, theme)
     train = data["train_good"] + data["train_bad"]
     test = data["test_good"] + data["test_bad"]
-    R_train = np.concatenate([R_tg, world.features(data["train_bad"])])
-    R_test = world.features(test)
+    n_good = len(data["train_good"])
+    train_images, test_images = render_all(train), render_all(test)     # rendered once, kept for the baselines
+    R_tg = world.image_features(train_images[:n_good])
+    template = learn_template(world, R_tg)
+    P, Rc = recovery(template, theme)
+    R_train = np.concatenate([R_tg, world.image_features(train_images[n_good:])])
+    R_test = world.image_features(test_images)
     y_train = np.array([s.good for s in train])
     y_test = np.array([s.good for s in test])
     s_train, s_test = parse(template, R_train).score, parse(template, R_test).score
     res = ThemeResult(theme, template, P, Rc, {"template": s_test}, y_test, np.array([s.rating for s in test]))
     res.accuracy["template"] = float(np.mean((s_test >= _threshold(s_train, y_train)) == y_test))
     res.test_scenes, res.R_test, res.R_train, res.train_scenes = test, R_test, R_train, train
+    res.train_images, res.test_images = train_images, test_images
     # prescriptions on single-object moves
     R_p = world.features(data["presc"])
     named, moved, examples = [], [], []
@@ -207,7 +215,8 @@ def baseline_study(results: list, seed: int, cnn_steps: int) -> dict:
     returns their parameter counts and fit seconds (chapters/and-or-templates/02_experiments.md)."""
     from .baselines import cnn_scores, n_parameters, pixel_logreg, train_cnn
     info = dict(logreg_seconds=0.0)
-    images = {r.theme: (render_all(r.train_scenes), render_all(r.test_scenes)) for r in results}
+    images = {r.theme: (render_all(r.train_scenes) if r.train_images is None else r.train_images,
+                        render_all(r.test_scenes) if r.test_images is None else r.test_images) for r in results}
     for r in results:
         X_tr, X_te = images[r.theme]
         y_tr = np.array([s.good for s in r.train_scenes])

@@ -53,16 +53,28 @@ class FilterBank:
 
     @classmethod
     def fit(cls, images) -> "FilterBank":
-        raw = raw_filters(images)
+        return cls.fit_raw(raw_filters(images))
+
+    @classmethod
+    def fit_raw(cls, raw) -> "FilterBank":
+        """`fit` from the `raw_filters` of the calibration images, when the caller needs them again."""
         return cls(0.5 * np.percentile(raw, 99.5, axis=(0, 2, 3)) + 1e-6)
 
     def responses(self, images) -> np.ndarray:
         """(N, 7, H, W) responses in [0, 1]."""
-        return (1 - np.exp(-raw_filters(images) / self.scales[None, :, None, None])).astype(np.float32)
+        return self.squash(raw_filters(images))
+
+    def squash(self, raw) -> np.ndarray:
+        """Responses in [0, 1] from `raw_filters` output."""
+        return (1 - np.exp(-raw / self.scales[None, :, None, None])).astype(np.float32)
 
     def pooled(self, images) -> np.ndarray:
         """Responses max-pooled over PART x PART windows, padded by PART with zeros, (N, 7, H+2P, W+2P)."""
-        pooled = ndimage.maximum_filter(self.responses(images), size=(1, 1, PART, PART), mode="constant")
+        return self.pooled_raw(raw_filters(images))
+
+    def pooled_raw(self, raw) -> np.ndarray:
+        """`pooled` from `raw_filters` output."""
+        pooled = ndimage.maximum_filter(self.squash(raw), size=(1, 1, PART, PART), mode="constant")
         return np.pad(pooled, ((0, 0), (0, 0), (PAD, PAD), (PAD, PAD)))
 
 

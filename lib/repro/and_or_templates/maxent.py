@@ -35,7 +35,12 @@ def tilted_mean(beta, ref) -> np.ndarray:
     """E_p[r_j] under p_j proportional to q_j exp(beta_j r), the derivative of log z_j
     (chapters/and-or-templates/01_theory.md)."""
     ref = _as_reference(ref)
-    beta = np.broadcast_to(np.asarray(beta, dtype=float), (ref.shape[1],))
+    return _tilted_mean(np.broadcast_to(np.asarray(beta, dtype=float), (ref.shape[1],)), ref)
+
+
+def _tilted_mean(beta, ref) -> np.ndarray:
+    """`tilted_mean` without the checks, for a float beta (D,) and a reference already checked by `_as_reference`
+    (fit_beta calls it at every bisection step on the same reference)."""
     a = beta[None, :] * ref
     w = np.exp(a - a.max(0, keepdims=True))
     return (w * ref).sum(0) / w.sum(0)
@@ -52,7 +57,7 @@ def fit_beta(rbar, ref, iters: int = 60) -> tuple[np.ndarray, np.ndarray]:
     lo, hi = np.full_like(rbar, -BETA_MAX), np.full_like(rbar, BETA_MAX)
     for _ in range(iters):
         mid = (lo + hi) / 2
-        above = tilted_mean(mid, ref) > rbar
+        above = _tilted_mean(mid, ref) > rbar
         hi, lo = np.where(above, mid, hi), np.where(above, lo, mid)
     beta = (lo + hi) / 2
     return beta, log_z(beta, ref)

@@ -83,6 +83,24 @@ def forward(Ws, bs, X, masks=None, return_hidden: bool = False):
     return (h, hidden) if return_hidden else h
 
 
+class _RowPicker:
+    """Mini-batch rows of B data sets at once: ``pick(idx)[b] == X[b, idx[b]]`` for X (B, n, d), idx (B, k).
+
+    The same values as ``torch.gather(X, 1, idx[..., None].expand(-1, -1, d))`` (a pure copy, so bit for bit), by
+    one ``index_select`` on the rows of X flattened once to (B n, d), which is several times faster on the CPU.
+    """
+
+    def __init__(self, X):
+        B, n, d = X.shape
+        self.flat = X.reshape(B * n, d)
+        self.offsets = torch.arange(B)[:, None] * n
+        self.d = d
+
+    def __call__(self, idx):
+        rows = self.flat.index_select(0, (idx + self.offsets).reshape(-1))
+        return rows.reshape(idx.shape[0], idx.shape[1], self.d)
+
+
 def _check_train(steps, lr, batch_size):
     return check_int("steps", steps, low=0), check_positive("lr", lr), check_int("batch_size", batch_size)
 
@@ -106,9 +124,10 @@ def train_mlp(Ws, bs, X, y, steps: int, lr: float = 3e-3, batch_size: int = 128,
     k = B if share is None else check_int("share", share)
     if B % k:
         raise ValueError(f"share must divide the number of models ({B}), got {share}")
+    pick = _RowPicker(X)
     for _ in range(steps):
         idx = torch.randint(n, (k, batch_size), generator=g).repeat(B // k, 1)
-        xb = torch.gather(X, 1, idx[..., None].expand(-1, -1, X.shape[2]))
+        xb = pick(idx)
         logits = forward(Ws, bs, xb, masks)
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                                  torch.gather(y, 1, idx).reshape(-1)) * B
@@ -166,24 +185,29 @@ def finetune_hard_concrete(Ws, bs, X, y, fixed, nm, steps: int, ramp_steps: int,
     g = torch.Generator().manual_seed(seed)
     B, n = y.shape
     sizes = [int(ids.max()) + 1 for ids in group_ids]
+    # the same every step, so made once: the float masks of the regions and the gates' group indices
+    fixed_f = [f.float() for f in fixed]
+    nm_f = [m.float() for m in nm]
+    rest = [(~f & ~m).float() for f, m in zip(fixed, nm)]
+    inside = [ids >= 0 for ids in group_ids]
+    slots = [ids.clamp(min=0).reshape(B, -1) for ids in group_ids]
+    pick = _RowPicker(X)
     for t in range(ramp_steps):
         fade = (1.0 - (t + 1) / ramp_steps) ** 3
         masks = []
         for l in range(L):
             z = hard_concrete_sample(log_alpha[l], generator=g)
-            rest = (~fixed[l] & ~nm[l]).float()
-            masks.append(fixed[l].float() + nm[l].float() * z + rest * fade)
+            masks.append(fixed_f[l] + nm_f[l] * z + rest[l] * fade)
         masks += [None] * (len(Ws) - L)
         idx = torch.randint(n, (B if share is None else share, batch_size), generator=g)
         idx = idx.repeat(B // idx.shape[0], 1)
-        xb = torch.gather(X, 1, idx[..., None].expand(-1, -1, X.shape[2]))
+        xb = pick(idx)
         logits = forward(Ws, bs, xb, masks)
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                                  torch.gather(y, 1, idx).reshape(-1)) * B
         for l in range(L):
-            inside = group_ids[l] >= 0
             counts = torch.zeros(B, sizes[l]).scatter_add(
-                1, group_ids[l].clamp(min=0).reshape(B, -1), (expected_l0(log_alpha[l]) * inside).reshape(B, -1))
+                1, slots[l], (expected_l0(log_alpha[l]) * inside[l]).reshape(B, -1))
             loss = loss + penalty * ((counts - 2.0) ** 2).mean(1).sum()
         opt.zero_grad()
         loss.backward()
