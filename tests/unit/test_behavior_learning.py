@@ -86,3 +86,38 @@ def test_tiny_training_runs_learn():
     u, _ = bl.fit_dsm(X, y, bl.Config(hidden=(4,), epochs=2), 0)
     g = bl.fit_amortized(u, X, y, bl.Config(epochs=2), 0, w_bl=1.0)
     assert g(torch.zeros(1, 4)).shape == (1, 1)
+
+
+def test_speedups_train_bitwise_as_the_plain_loops():
+    """Adam's foreach loop, skipping the BL term at w_bl = 0 and the single-repetition DSM loss change no bit."""
+    import torch.nn.functional as F
+    X, y, _ = bl.synthetic_ump(120, 0)
+    cfg = bl.Config(hidden=(4,), epochs=2)
+    u, _ = bl.fit_dsm(X, y, cfg, 0)
+    g = bl.fit_amortized(u, X, y, cfg, 0, w_bl=0.0)
+    # the reference: the BL term kept at weight 0, Adam's default single-tensor loop
+    torch.manual_seed(0)
+    Xt, yt = torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
+    ref = bl.MLP(4, [64], 1)
+    opt = torch.optim.Adam(ref.parameters(), lr=cfg.lr, foreach=False)
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(cfg.epochs):
+        for i in torch.randperm(len(Xt), generator=gen).split(cfg.batch):
+            opt.zero_grad(set_to_none=True)
+            yh = ref(Xt[i])[:, 0]
+            (-0.0 * u(Xt[i], yh).mean() + 1.0 * F.mse_loss(yh, yt[i])).backward()
+            opt.step()
+    assert all(torch.equal(a, b) for a, b in zip(g.state_dict().values(), ref.state_dict().values()))
+    x, yy = torch.randn(8, 4), torch.randn(8)
+    for p in u.parameters():
+        p.requires_grad_(True)
+    torch.manual_seed(3)
+    y_t = (yy + torch.randn_like(yy) * 0.5).detach().requires_grad_(True)   # the loss written out, with 0 + . / 1
+    grad = torch.autograd.grad(u(x, y_t).sum(), y_t, create_graph=True)[0]
+    ref = (0.0 + 0.5 * (grad / 1.0 + (y_t - yy) / 0.25).pow(2).mean()) / 1
+    params = [p for n, p in u.named_parameters() if n != "head.bias"]      # the score does not see the bias
+    ref_grads = torch.autograd.grad(ref, params)
+    torch.manual_seed(3)
+    ours = bl.dsm_loss(u, x, yy, sigma=0.5)
+    assert torch.equal(ours, ref)
+    assert all(torch.equal(a, b) for a, b in zip(torch.autograd.grad(ours, params), ref_grads))

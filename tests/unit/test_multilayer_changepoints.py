@@ -33,6 +33,26 @@ def test_prefix_sum_inner_product_matches_definition():
     np.testing.assert_allclose(fast, slow, rtol=1e-10)
 
 
+def test_prefix_sums_bitwise_equal_to_cumsum():
+    rng = np.random.default_rng(3)
+    for Y in (rng.standard_normal((30, 4, 4, 3)), (rng.random((9, 5, 5, 2)) < 0.3).astype(float), rng.random(7)):
+        flat = Y.reshape(Y.shape[0], -1)
+        ref = np.vstack([np.zeros((1, flat.shape[1])), np.cumsum(flat, axis=0)])
+        assert np.array_equal(cp.prefix_sums(Y), ref)
+
+
+def test_ruptures_nets_reuses_the_bandwidth_of_the_permuted_copy():
+    import ruptures as rpt
+    seq = cp.scenario("s4", n=12, rng=1)
+    x = seq.A.reshape(seq.T, -1)
+    xp = x[np.random.default_rng(0).permutation(seq.T)]
+    assert rpt.KernelCPD(kernel="rbf").fit(x).cost.gamma == rpt.KernelCPD(kernel="rbf").fit(xp).cost.gamma
+    algo = rpt.KernelCPD(kernel="rbf", min_size=2).fit(xp)
+    pen = algo.cost.sum_of_costs([seq.T]) - algo.cost.sum_of_costs(algo.predict(n_bkps=1))
+    ref = rpt.KernelCPD(kernel="rbf", min_size=2).fit(x).predict(pen=pen)[:-1]
+    assert cp.ruptures_nets(seq.A, rng=0).tolist() == ref
+
+
 # ------------------------------------------------------------------ seeded intervals, Stage I
 
 def test_seeded_intervals_first_layers():

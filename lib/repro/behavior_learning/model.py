@@ -109,15 +109,19 @@ def dsm_loss(model, x, y, sigma: float = 1.0, tau: float = 1.0, n_noise: int = 1
     """Denoising score matching on y: 1/2 E || grad_y~ U(x, y~)/tau + (y~ - y)/sigma^2 ||^2, y~ = y + sigma eps.
 
     Noise comes from torch's global generator (``torch.randn_like``), one draw per repetition, as in blnetwork.
+    The repetitions' terms are summed and divided by ``n_noise``; with one repetition (the default) the term is
+    returned as it is, which is the same number (each term is >= 0, so 0 + term and term / 1 are exact) with two
+    fewer operations to differentiate twice.
     (chapters/behavior-learning/01_theory.md)"""
     sigma, tau, n_noise = check_positive("sigma", sigma), check_positive("tau", tau), check_int("n_noise", n_noise)
-    total = 0.0
+    total = None
     for _ in range(n_noise):
         y_t = (y + torch.randn_like(y) * sigma).detach().requires_grad_(True)
         grad = torch.autograd.grad(model(x, y_t).sum(), y_t, create_graph=True)[0]
         r = grad / tau + (y_t - y) / sigma ** 2
-        total = total + 0.5 * (r.pow(2).mean() if r.ndim == 1 else r.pow(2).sum(1).mean())
-    return total / n_noise
+        term = 0.5 * (r.pow(2).mean() if r.ndim == 1 else r.pow(2).sum(1).mean())
+        total = term if total is None else total + term
+    return total if n_noise == 1 else total / n_noise
 
 
 def load_blnetwork_state(model: BLModel, state_dict) -> BLModel:
