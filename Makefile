@@ -62,8 +62,10 @@ lab: env
 
 # Every pytest stage runs on JOBS workers (pytest-xdist), each worker (and each notebook kernel under nbval) on one
 # thread as in the build: two torch processes with two threads each on two cores spin against each other and run
-# several times slower. Each stage ends with its slowest tests.
-ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 NUMEXPR_NUM_THREADS=1 REPRO_THREADS=1
+# several times slower. Idle OpenMP threads sleep rather than spin (repro.book.execute.PASSIVE_WAIT says why). Each
+# stage ends with its slowest tests.
+ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 NUMEXPR_NUM_THREADS=1 REPRO_THREADS=1 \
+              OMP_WAIT_POLICY=PASSIVE
 PYTEST  := $(ONE_THREAD) $(PY) -m pytest -q -n $(JOBS) --durations=30
 
 # The fast unit tests; the end-to-end machinery tests (marked slow) run in booktests.
