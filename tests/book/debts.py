@@ -61,3 +61,11 @@ NO_POSITIVE_CONTROL = {
     "transferability-benchmarks:ablation-lowers-logme",
     "transferability-benchmarks:zoo-a-static-beats-metrics",
 }
+
+#: chapters over the ci time budget (pages.CHAPTER_BUDGET_S, 90 s), each with the cap (seconds) it may not pass until
+#: its issue brings it under the budget. temporal-sae (issue 46) trains eleven SAEs at ci: it took 73-92 s in three
+#: fresh-clone runs on the 2-core machine of 2026-12-07, every other chapter 67 s or less. A wall-clock time varies
+#: between runs, so a debt is not failed for dipping under the budget once: remove it when its issue is done.
+OVER_TIME_BUDGET = {
+    "temporal-sae": 110,
+}

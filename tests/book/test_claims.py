@@ -31,25 +31,19 @@ def test_every_chapter_states_claims(report):
     assert not empty, f"chapters with no claim checked: {empty}"
 
 
-#: How far past CHAPTER_BUDGET_S a chapter's wall-clock seconds may go before this test fails. Seconds on a shared
-#: 2-core machine vary by about a quarter between machines and runs: the ci build took 431-481 s on the machine of the
-#: sessions before 2026-12-07 15:00 UTC and 549-597 s on the one after (no chapter's computation having grown
-#: in between), where and-or-templates, behavior-learning, multilayer-changepoints, scorer and temporal-sae each ran
-#: between 86 and 100 s. The budget itself is unchanged:
-#: the status page marks every chapter over CHAPTER_BUDGET_S, and issue 43 lists the notebooks to make cheaper.
-MACHINE_TOLERANCE = 1.25
-
-
 def test_chapters_keep_the_ci_time_budget(report):
+    """Every chapter runs in CHAPTER_BUDGET_S at scale='ci', except a chapter listed in OVER_TIME_BUDGET
+    (tests/book/debts.py), which must stay under the cap written there until its issue brings it under the budget."""
+    from debts import OVER_TIME_BUDGET
+
     if report["scale"] != "ci":
         pytest.skip("the time budget is for scale='ci'")
     seconds = defaultdict(float)
     for nb in report["notebooks"]:
         seconds[nb["chapter"]] += nb["seconds"]
-    limit = CHAPTER_BUDGET_S * MACHINE_TOLERANCE
-    over = {slug: round(s, 1) for slug, s in seconds.items() if s > limit}
-    assert not over, (f"chapters over the {CHAPTER_BUDGET_S} s budget at scale='ci' by more than machines vary "
-                      f"({limit:.0f} s): {over}")
+    over = {slug: round(s, 1) for slug, s in seconds.items() if s > OVER_TIME_BUDGET.get(slug, CHAPTER_BUDGET_S)}
+    assert not over, (f"chapters over the {CHAPTER_BUDGET_S} s budget at scale='ci' (or over their cap in "
+                      f"tests/book/debts.py): {over}")
 
 
 def test_every_claim_has_a_kind(report):
