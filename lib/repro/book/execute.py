@@ -127,15 +127,7 @@ def _describe(err) -> str:
     return f"{where}: {getattr(err, 'ename', type(err).__name__)}: {evalue[0] if evalue else ''}"
 
 
-def _skip_iri_checker() -> None:
-    """Keep jsonschema from importing rfc3987_syntax, which builds a Lark grammar at import: about 1 s of CPU in every
-    executor process (each notebook of a build). jsonschema treats the package as optional and then only leaves out
-    its "iri" format check, which notebook validation (nbformat's schema) never asks for."""
-    sys.modules.setdefault("rfc3987_syntax", None)
-
-
 def _main(source: str, output: str, params_json: str, error_file: str) -> int:
-    _skip_iri_checker()
     import jupytext
     import nbformat
     import papermill
