@@ -175,3 +175,32 @@ def test_toy_learns_the_exact_attribution_quickly():
     assert r.pearson["paper"] > 0.6 and r.pearson["code"] < -0.6
     with pytest.raises(ValueError, match="d must"):
         ae.run_toy(d=1)
+
+
+# ------------------------------------------------------------------ intervals of the chapter's claims
+
+def _fake_results():
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(0)
+    pool = {"fc": np.tile([1.0, 0.0, 0.5], (30, 1)), "dedup": np.tile([True, True, False], (30, 1)),
+            "filtered": np.tile([True, False, False], (30, 1))}
+    scores = lambda shift: {"zero": {"A": {"INF": shift + rng.normal(0, 0.2, 40)}, "B": {"INF": rng.normal(0, 0.2, 40)}}}
+    return {"one": SimpleNamespace(pool_items=pool, item_scores=scores(0.3)),
+            "two": SimpleNamespace(pool_items=pool, item_scores=scores(0.1))}
+
+
+def test_pool_fc_gain_interval_is_a_point_when_every_input_gives_the_same_gain():
+    gain, lo, hi = ae.pool_fc_gain_ci(_fake_results(), ["one", "two"], n_resamples=200)
+    assert gain == pytest.approx(0.5) and lo == pytest.approx(0.5) and hi == pytest.approx(0.5)
+
+
+def test_worst_gap_interval_brackets_the_smaller_task_gap():
+    res = _fake_results()
+    gap, lo, hi = ae.worst_gap_ci(res, ["one", "two"], "A", "B", "INF", n_resamples=500)
+    per = [float((res[k].item_scores["zero"]["A"]["INF"] - res[k].item_scores["zero"]["B"]["INF"]).mean())
+           for k in ("one", "two")]
+    assert gap == pytest.approx(min(per))
+    assert lo < gap < hi
+    with pytest.raises(ValueError):
+        ae.worst_gap_ci(res, ["one"], "A", "B", "INF", n_resamples=1)

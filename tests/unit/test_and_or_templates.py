@@ -176,3 +176,44 @@ def test_cnn_trains_and_counts_parameters():
 def test_run_study_rejects_unknown_scale():
     with pytest.raises(ValueError, match="scale"):
         ao.run_study(0, "huge")
+
+
+# ------------------------------------------------------------------ the interval of spearman-above-cnn
+
+def test_row_spearman_matches_scipy_with_ties():
+    from scipy.stats import spearmanr
+    from repro.and_or_templates.experiment import _row_spearman
+
+    rng = np.random.default_rng(0)
+    x, y = rng.integers(0, 5, (3, 20)).astype(float), rng.normal(size=(3, 20))
+    assert np.allclose(_row_spearman(x, y), [spearmanr(a, b).statistic for a, b in zip(x, y)])
+
+
+def test_spearman_gap_interval():
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(1)
+
+    def theme():
+        rating = rng.random(60)
+        return SimpleNamespace(ratings=rating, y_test=(rating > 0.5).astype(int), accuracy={"a": 1.0, "b": 1.0},
+                               scores={"a": rating + rng.normal(0, 0.05, 60), "b": rating + rng.normal(0, 0.3, 60)})
+
+    studies = [SimpleNamespace(themes=[theme(), theme()]) for _ in range(2)]
+    gap, lo, hi = ao.spearman_gap_ci(studies, "a", "b", n_resamples=300)
+    worst = min(ao.summary_metrics(s.themes, "a")["spearman"] - ao.summary_metrics(s.themes, "b")["spearman"]
+                for s in studies)
+    assert gap == pytest.approx(worst) and 0 < lo < gap < hi
+    same = ao.spearman_gap_ci(studies, "a", "a", n_resamples=50)
+    assert same == pytest.approx((0.0, 0.0, 0.0))
+
+
+def test_resampled_spearman_matches_spearman_on_the_resample():
+    from repro.and_or_templates.experiment import _resampled_spearman, _row_spearman
+
+    rng = np.random.default_rng(2)
+    n, B = 25, 40
+    x, y = rng.integers(0, 6, n).astype(float), rng.normal(size=n)      # ties in x, and more from repeated draws
+    idx = rng.integers(n, size=(B, n))
+    counts = np.stack([np.bincount(i, minlength=n) for i in idx]).astype(float)
+    assert np.allclose(_resampled_spearman(x, y, counts), _row_spearman(x[idx], y[idx]))

@@ -16,9 +16,9 @@ from .priors import PRIORS, explain, explain_all
 from .supervision import dedup, filter_maps, pool
 from .explainer import DynamicAlpha, Explainer, TrainLog, l_lc, l_pc, lc_batch, tokens, train_explainer
 from .toy import ToyResult, additive_logit_model, run_toy
-from .experiment import LEARNED, SETTINGS, SIZES, TaskResult, run_task, time_per_input
+from .experiment import LEARNED, SETTINGS, SIZES, TaskResult, pool_fc_gain_ci, run_task, time_per_input, worst_gap_ci
 
 __all__ = ["TASKS", "Task", "make_task", "mlp", "tiny_cnn", "train_classifier", "PRIORS", "explain", "explain_all",
            "dedup", "filter_maps", "pool", "DynamicAlpha", "Explainer", "TrainLog", "l_lc", "l_pc", "lc_batch",
            "tokens", "train_explainer", "ToyResult", "additive_logit_model", "run_toy", "LEARNED", "SETTINGS",
-           "SIZES", "TaskResult", "run_task", "time_per_input"]
+           "SIZES", "TaskResult", "pool_fc_gain_ci", "run_task", "time_per_input", "worst_gap_ci"]

@@ -18,7 +18,8 @@ from .priors import PRIORS, explain, explain_all
 from .supervision import dedup, filter_maps, pool
 from .tasks import make_task
 
-__all__ = ["SIZES", "SETTINGS", "LEARNED", "TaskResult", "run_task", "time_per_input"]
+__all__ = ["SIZES", "SETTINGS", "LEARNED", "TaskResult", "run_task", "time_per_input", "pool_fc_gain_ci",
+           "worst_gap_ci"]
 
 #: What changes with the scale.
 SIZES = {"ci": dict(n_train=100, n_test=40, epochs=30, batch=25, target_steps=300),
@@ -49,6 +50,8 @@ class TaskResult:
     per_metric_ranks: dict  # baseline -> metric -> method -> rank
     seconds: dict           # method -> seconds per explained input (batched)
     train_seconds: dict     # label -> seconds to train
+    item_scores: dict = None  # baseline -> method -> metric -> (n_test,) scores per test input (for intervals)
+    pool_items: dict = None   # FC of every prior's map per training input (n_train, n_priors), masks dedup, filtered
 
 
 def time_per_input(fn, n: int, repeats: int = 3) -> float:
@@ -93,6 +96,8 @@ def run_task(name: str, scale: str = "ci", seed: int = 0, settings: dict | None 
     fc = scores_k["FC"]
     pool_fc = {"unfiltered": float(fc[keep_d].mean()), "filtered": float(fc[keep_f].mean()),
                "inputs without a kept map": int((keep_f.sum(1) == 0).sum())}
+    pool_items = {"fc": fc.detach().numpy().astype(float), "dedup": keep_d.numpy().astype(bool),
+                  "filtered": keep_f.numpy().astype(bool)}
     # 2. the learned explainers
     tok_test = tokens(task.x_test, g, G)
     logs, learned, train_secs = {}, {}, {}
@@ -114,11 +119,13 @@ def run_task(name: str, scale: str = "ci", seed: int = 0, settings: dict | None 
     test_maps, secs = explain_all(task.prob, task.x_test, g, G, reference=ref, seed=seed)
     methods = {**test_maps, **learned}
     noise = st["noise_sd"] * torch.randn(task.x_test.shape, generator=torch.Generator().manual_seed(seed + 7))
-    scores, ranks, per_metric = {}, {}, {}
+    scores, ranks, per_metric, items = {}, {}, {}, {}
     for bname, b in (("zero", 0.0), ("noise", noise)):
-        scores[bname] = {k: {m: float(v.mean()) for m, v in evaluate(task.prob, task.x_test, a, baseline=b, groups=g,
-                                                                      n_subsets=st["n_subsets"], seed=seed + 1).items()}
-                         for k, a in methods.items()}
+        items[bname] = {k: {m: v.detach().numpy().astype(float)
+                            for m, v in evaluate(task.prob, task.x_test, a, baseline=b, groups=g,
+                                                 n_subsets=st["n_subsets"], seed=seed + 1).items()}
+                        for k, a in methods.items()}
+        scores[bname] = {k: {m: float(v.mean()) for m, v in per.items()} for k, per in items[bname].items()}
         ranks[bname], per_metric[bname] = mean_ranks(scores[bname])
     # 4. time per explained input, batched: DeepFaith's forward pass against IG on the test inputs tiled to
     #    `timing_rows` rows, each the best of `timing_repeats` runs (on a few dozen rows both take milliseconds, and
@@ -129,4 +136,55 @@ def run_task(name: str, scale: str = "ci", seed: int = 0, settings: dict | None 
         secs["DeepFaith"] = time_per_input(lambda: deepfaith(tokens(xt, g, G)), rows, reps)
     secs["IG"] = time_per_input(lambda: explain("IG", task.prob, xt, g, ig_steps=20), rows, reps)
     return TaskResult(name, task.accuracy, len(task.x_train), len(task.x_test), G, kept, pool_fc, logs, scores, ranks, per_metric,
-                      secs, train_secs)
+                      secs, train_secs, items, pool_items)
+
+
+def _resample_weights(n: int, n_resamples: int, rng) -> np.ndarray:
+    """(n_resamples, n) counts: how often each of n items is drawn in each bootstrap resample."""
+    draws = rng.integers(n, size=(n_resamples, n))
+    return np.stack([np.bincount(d, minlength=n) for d in draws]).astype(float)
+
+
+def pool_fc_gain_ci(results, tasks, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> tuple:
+    """(gain, low, high): the filtered pool's mean FC minus the deduplicated pool's (both means over the maps they
+    keep), averaged over `tasks`, with a percentile interval from a bootstrap over the explainer-training inputs,
+    resampled within each task (an input brings all its maps). Explained in chapters/amortized-explainer/02_experiments.md.
+    """
+    check_int("n_resamples", n_resamples, 2)
+    rng = np.random.default_rng(check_int("seed", seed, 0))
+    point, boot = [], []
+    for k in tasks:
+        p = results[k].pool_items
+        if p is None:
+            raise ValueError(f"task {k!r} has no per-input pool record (pool_items)")
+        fc = p["fc"]
+        sums = {s: np.where(p[s], fc, 0.0).sum(1) for s in ("filtered", "dedup")}
+        counts = {s: p[s].sum(1).astype(float) for s in ("filtered", "dedup")}
+        point.append(sums["filtered"].sum() / counts["filtered"].sum() - sums["dedup"].sum() / counts["dedup"].sum())
+        w = _resample_weights(len(fc), n_resamples, rng)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            boot.append(w @ sums["filtered"] / (w @ counts["filtered"]) - w @ sums["dedup"] / (w @ counts["dedup"]))
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(np.mean(boot, 0), [alpha, 1 - alpha])
+    return float(np.mean(point)), float(lo), float(hi)
+
+
+def worst_gap_ci(results, tasks, a: str, b: str, metric: str, baseline: str = "zero", n_resamples: int = 2000,
+                 seed: int = 0, confidence: float = 0.95) -> tuple:
+    """(gap, low, high): the smaller over `tasks` of the mean paired difference, method `a` minus method `b`, of
+    `metric` over the test inputs, with a percentile interval of that same minimum from a bootstrap of the
+    per-input differences, resampled within each task. Explained in chapters/amortized-explainer/02_experiments.md.
+    """
+    check_int("n_resamples", n_resamples, 2)
+    rng = np.random.default_rng(check_int("seed", seed, 0))
+    point, boot = [], []
+    for k in tasks:
+        per = results[k].item_scores
+        if per is None:
+            raise ValueError(f"task {k!r} has no per-input scores (item_scores)")
+        d = per[baseline][a][metric] - per[baseline][b][metric]
+        point.append(d.mean())
+        boot.append(_resample_weights(len(d), n_resamples, rng) @ d / len(d))
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(np.min(boot, 0), [alpha, 1 - alpha])
+    return float(np.min(point)), float(lo), float(hi)

@@ -23,8 +23,8 @@ from .pursuit import (Block, Parse, Template, block_pursuit, evidence, expand, e
                       grow_block, parse, prescription, scene_conflict)
 from .baselines import SmallCNN, cnn_scores, n_parameters, pixel_logreg, spectral_peers, train_cnn
 from .experiment import (SETTINGS, SIZES, ExpansionResult, Study, ThemeResult, World, branch_map, learn_template,
-                         learn_world, move_item, recovery, run_study, slot_of, summary_metrics,
-                         template_study)
+                         learn_world, move_item, recovery, run_study, slot_of, spearman_gap_ci,
+                         summary_metrics, template_study)
 from .plots import draw_and_or, template_labels, true_labels
 
 __all__ = ["CELL", "GRID", "KINDS", "LINES", "OBJECTS", "SIZE", "TERMINALS", "THEME_NAMES", "THEMES", "Item", "Scene",
@@ -35,5 +35,5 @@ __all__ = ["CELL", "GRID", "KINDS", "LINES", "OBJECTS", "SIZE", "TERMINALS", "TH
            "expansion_candidates", "group_or_slots", "grow_block", "parse", "prescription", "scene_conflict",
            "SmallCNN", "cnn_scores", "n_parameters", "pixel_logreg", "spectral_peers", "train_cnn", "SETTINGS",
            "SIZES", "ExpansionResult", "Study", "ThemeResult", "World", "branch_map", "learn_template",
-           "learn_world", "move_item", "recovery", "run_study", "slot_of", "summary_metrics", "template_study", "draw_and_or",
+           "learn_world", "move_item", "recovery", "run_study", "slot_of", "spearman_gap_ci", "summary_metrics", "template_study", "draw_and_or",
            "template_labels", "true_labels"]

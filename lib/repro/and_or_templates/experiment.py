@@ -245,6 +245,66 @@ def summary_metrics(results: list, y_key: str = "template") -> dict:
                 auc_per_theme=auc, spearman_per_theme=rho, accuracy_per_theme=acc)
 
 
+def _row_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman's rho of each row of x with the same row of y (mid-ranks for ties), for (B, N) arrays."""
+    from scipy.stats import rankdata
+
+    rx, ry = rankdata(x, axis=1), rankdata(y, axis=1)
+    rx -= rx.mean(1, keepdims=True)
+    ry -= ry.mean(1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (rx * ry).sum(1) / np.sqrt((rx ** 2).sum(1) * (ry ** 2).sum(1))
+
+
+def _resampled_ranks(x: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """(B, N) mid-ranks of the N values x within each of B resamples, resample b holding item i counts[b, i] times
+    (what `rankdata` gives on the resample, read back per item; items not drawn get a rank that is never used)."""
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]])            # groups of equal values
+    group = np.cumsum(np.r_[True, xs[1:] != xs[:-1]]) - 1
+    g = np.add.reduceat(counts[:, order], starts, axis=1)                 # (B, groups) drawn per value
+    mid = np.cumsum(g, 1) - g + (g + 1) / 2
+    ranks = np.empty_like(counts, dtype=float)
+    ranks[:, order] = mid[:, group]
+    return ranks
+
+
+def _resampled_spearman(x: np.ndarray, y: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """(B,) Spearman's rho of x with y on each of B resamples given by item counts (B, N), as `_row_spearman` on
+    the resampled arrays would give, in O(B N) time."""
+    rx, ry, w = _resampled_ranks(x, counts), _resampled_ranks(y, counts), counts / counts.sum(1, keepdims=True)
+    rx = rx - (w * rx).sum(1, keepdims=True)
+    ry = ry - (w * ry).sum(1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (w * rx * ry).sum(1) / np.sqrt((w * rx ** 2).sum(1) * (w * ry ** 2).sum(1))
+
+
+def spearman_gap_ci(studies: list, a: str = "template", b: str = "cnn", n_resamples: int = 2000, seed: int = 0,
+                    confidence: float = 0.95) -> tuple[float, float, float]:
+    """(gap, low, high): the worst seed's difference of Spearman's rho with the rating, method `a` minus `b`, each
+    the mean over themes (as in `summary_metrics`), with a percentile interval of that same worst-seed value from a
+    paired bootstrap: each resample draws the test images of every theme and seed with replacement and scores both
+    methods on the same draw (chapters/and-or-templates/02_experiments.md)."""
+    n_resamples = check_int("n_resamples", n_resamples, low=2)
+    rng = np.random.default_rng(check_int("seed", seed, low=0))
+    point, boot = [], []
+    for st in studies:
+        point.append(summary_metrics(st.themes, a)["spearman"] - summary_metrics(st.themes, b)["spearman"])
+        per_theme = []
+        for r in st.themes:
+            rating = np.asarray(r.ratings, float)
+            n = len(rating)
+            idx = rng.integers(n, size=(n_resamples, n)) + n * np.arange(n_resamples)[:, None]
+            counts = np.bincount(idx.ravel(), minlength=n_resamples * n).reshape(n_resamples, n).astype(float)
+            per_theme.append(_resampled_spearman(np.asarray(r.scores[a], float), rating, counts)
+                             - _resampled_spearman(np.asarray(r.scores[b], float), rating, counts))
+        boot.append(np.mean(per_theme, 0))
+    alpha = (1 - confidence) / 2
+    lo, hi = np.nanquantile(np.min(boot, 0), [alpha, 1 - alpha])
+    return float(np.min(point)), float(lo), float(hi)
+
+
 # ------------------------------------------------------------------------------------------------ expansion
 
 @dataclass
@@ -346,4 +406,4 @@ def run_study(seed: int, scale: str = "ci") -> Study:
 
 __all__ = ["Study", "SIZES", "run_study", "template_study", "SETTINGS", "World", "learn_world", "learn_template", "recovery", "branch_map", "move_item",
            "ThemeResult", "theme_data", "slot_of", "baseline_study", "theme_study", "summary_metrics", "ExpansionResult", "expansion_study",
-           ]
+           "spearman_gap_ci"]
