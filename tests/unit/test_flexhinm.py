@@ -206,6 +206,10 @@ def test_short_digits_experiment_smoke():
     assert ex.dense_acc.shape == (2,) and ex.dense_acc.min() > 0.6      # better than chance after 60 steps
     for m in list(fh.METHODS) + ["flexhinm-gp-hc"]:
         assert ex.tuned[(m, 0.75)].shape == (2,)
+        if m in fh.METHODS:                 # per-image hits, whose mean over the images is the accuracy
+            hits = ex.tuned_correct[(m, 0.75)]
+            assert hits.dtype == bool and hits.shape[0] == 2
+            np.testing.assert_allclose(hits.mean(1), ex.tuned[(m, 0.75)], atol=1e-6)
         for pm in ex.pruned[(m, 0.75)]:
             for mask in pm.masks:
                 assert mask.mean() == pytest.approx(0.25)

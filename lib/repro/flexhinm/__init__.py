@@ -12,7 +12,7 @@ YaZraqRsbB). Modules, one idea each:
 - :mod:`.experiment` the whole digits comparison, fine-tuning every pruned model in one batch.
 """
 from .gates import BETA, GAMMA, ZETA, deterministic_gate, expected_l0, hard_concrete_sample
-from .mlp import (SIZES, DigitsSplits, accuracy, digits_splits, finetune_hard_concrete, forward, init_mlp,
+from .mlp import (SIZES, DigitsSplits, accuracy, correct, digits_splits, finetune_hard_concrete, forward, init_mlp,
                   input_power, train_mlp)
 from .patterns import (NM_M, NM_N, Layout, best_dense_count, check_saliency, dense_counts, hier_layout,
                        layout_cost, layout_mask, nm_mask, pattern_violations, retained, tile_costs,
@@ -23,7 +23,7 @@ from .prune import (LABELS, METHODS, PrunedModel, ao_24_mask, hc_group_ids, hc_i
                     prune_layer, prune_model, synthetic_layer, torch_l1_unstructured_mask)
 
 __all__ = ["BETA", "GAMMA", "ZETA", "deterministic_gate", "expected_l0", "hard_concrete_sample", "SIZES",
-           "DigitsSplits", "accuracy", "digits_splits", "finetune_hard_concrete", "forward", "init_mlp",
+           "DigitsSplits", "accuracy", "correct", "digits_splits", "finetune_hard_concrete", "forward", "init_mlp",
            "input_power", "train_mlp", "NM_M", "NM_N", "Layout", "best_dense_count", "check_saliency",
            "dense_counts", "hier_layout", "layout_cost", "layout_mask", "nm_mask", "pattern_violations", "retained",
            "tile_costs", "unstructured_mask", "vector_mask", "GyroResult", "balanced_kmeans", "gyro_input",

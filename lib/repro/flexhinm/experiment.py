@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from ..common import check_int, check_seeds
-from .mlp import accuracy, digits_splits, finetune_hard_concrete, init_mlp, input_power, train_mlp
+from .mlp import accuracy, correct, digits_splits, finetune_hard_concrete, init_mlp, input_power, train_mlp
 from .prune import METHODS, PrunedModel, hc_group_ids, hc_init_log_alpha, hc_project, prune_model
 
 __all__ = ["DigitsExperiment", "digits_experiment", "semi_structured_times"]
@@ -22,7 +22,9 @@ class DigitsExperiment:
     """Everything the notebook reads: dense accuracy, pruned models, one-shot and fine-tuned accuracy.
 
     Explained in chapters/flexhinm/02_experiments.md. ``pruned[(method, sparsity)]`` is a list over seeds of
-    :class:`repro.flexhinm.PrunedModel`; ``oneshot`` and ``tuned`` map the same keys to arrays over seeds.
+    :class:`repro.flexhinm.PrunedModel`; ``oneshot`` and ``tuned`` map the same keys to arrays over seeds;
+    ``tuned_correct`` maps them to booleans (seeds, test images): which test images each fine-tuned model gets right
+    (each seed has its own split, all of one size), for intervals paired over images.
     """
 
     seeds: list
@@ -33,6 +35,7 @@ class DigitsExperiment:
     pruned: dict = field(default_factory=dict)
     oneshot: dict = field(default_factory=dict)
     tuned: dict = field(default_factory=dict)
+    tuned_correct: dict = field(default_factory=dict)
     seconds: dict = field(default_factory=dict)
 
 
@@ -81,9 +84,11 @@ def digits_experiment(seeds, sparsities, pretrain_steps: int = 600, finetune_ste
                        share=n)
     ex.seconds["finetune"] = time.perf_counter() - t0
     acc1 = accuracy(W1, b1, Xt, yt, masks)
+    hits1 = correct(W1, b1, Xt, yt, masks)
     for k in keys:
         j = train_keys.index(twin[k])
         ex.oneshot[k], ex.tuned[k] = acc0[j * n:(j + 1) * n].copy(), acc1[j * n:(j + 1) * n].copy()
+        ex.tuned_correct[k] = hits1[j * n:(j + 1) * n].copy()
     if hc is not None:
         t0 = time.perf_counter()
         _hard_concrete(ex, data, sparsities, finetune_steps, hc)

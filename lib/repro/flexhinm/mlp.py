@@ -142,6 +142,16 @@ def train_mlp(Ws, bs, X, y, steps: int, lr: float = 3e-3, batch_size: int = 128,
 
 
 @torch.no_grad()
+def correct(Ws, bs, X, y, masks=None) -> np.ndarray:
+    """Whether each of the B models classifies each image of its own test set correctly: booleans (B, n).
+
+    Explained in chapters/flexhinm/02_experiments.md (the paired per-image intervals); its mean over n is
+    :func:`accuracy`.
+    """
+    return (forward(Ws, bs, X, masks).argmax(-1) == y).numpy()
+
+
+@torch.no_grad()
 def accuracy(Ws, bs, X, y, masks=None) -> np.ndarray:
     """Test accuracy of each of the B models on its own test set.
 
