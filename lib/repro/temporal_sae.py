@@ -184,6 +184,14 @@ def probe_accuracy(features: np.ndarray, labels: np.ndarray, train: np.ndarray, 
     Features are standardised on the training rows. Constant features are dropped.
     Explained in chapters/temporal-sae/02_experiments.md.
     """
+    return float(probe_hits(features, labels, train, C, max_iter).mean())
+
+
+def probe_hits(features: np.ndarray, labels: np.ndarray, train: np.ndarray, C: float = 1.0,
+               max_iter: int = 300) -> np.ndarray:
+    """Whether the probe of `probe_accuracy` is right on each test row (rows where not `train`, in order): booleans,
+    the per-token values behind the accuracy, for a paired interval. Explained in chapters/temporal-sae/02_experiments.md.
+    """
     from sklearn.linear_model import LogisticRegression
     from sklearn.exceptions import ConvergenceWarning
 
@@ -199,7 +207,7 @@ def probe_accuracy(features: np.ndarray, labels: np.ndarray, train: np.ndarray, 
     with warnings.catch_warnings(), thread_limit(1, torch_threads=False):   # one BLAS thread: faster on shared CPUs
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(z[train], labels[train])
-    return float((clf.predict(z[~train]) == labels[~train]).mean())
+    return clf.predict(z[~train]) == labels[~train]
 
 
 def sparse_latents(features: np.ndarray, labels: np.ndarray, train: np.ndarray, k: int) -> np.ndarray:
@@ -231,8 +239,16 @@ def sparse_probe_accuracy(features: np.ndarray, labels: np.ndarray, train: np.nd
 
     Explained in chapters/temporal-sae/02_experiments.md.
     """
+    return float(sparse_probe_hits(features, labels, train, k).mean())
+
+
+def sparse_probe_hits(features: np.ndarray, labels: np.ndarray, train: np.ndarray, k: int = 5) -> np.ndarray:
+    """Whether the k-sparse probe of `sparse_probe_accuracy` is right on each test row: booleans.
+
+    Explained in chapters/temporal-sae/02_experiments.md.
+    """
     cols = sparse_latents(features, labels, train, k)
-    return probe_accuracy(np.asarray(features)[:, cols], labels, train)
+    return probe_hits(np.asarray(features)[:, cols], labels, train)
 
 
 def adjacent_cosine(z: np.ndarray, doc_len: int) -> float:

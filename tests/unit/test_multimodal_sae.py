@@ -43,6 +43,8 @@ def test_clip_trains_and_gap_metrics():
     pe = ms.embed_prompts(model, ms.prompt_tokens(data.vocab))
     assert pe.shape == (10, 3, 32)
     assert 0 <= ms.dense_zero_shot(x, pe, data.labels[rows]) <= 1
+    hits = ms.dense_zero_shot_hits(x, pe, data.labels[rows])
+    assert hits.shape == (80,) and hits.mean() == pytest.approx(ms.dense_zero_shot(x, pe, data.labels[rows]))
 
 
 # ------------------------------------------------------------------ the paired SAE
@@ -97,6 +99,7 @@ def test_neuron_counts_and_cosines():
     assert (c["image-only"][0], c["text-only"][0], c["both"][0], c["dead"][0]) == (1, 1, 1, 2)
     pc = ms.paired_cosine(zx, zy)[0]
     assert pc == pytest.approx(0.25)                        # half the pairs share latent 2: cosine 1/2
+    np.testing.assert_allclose(ms.paired_cosines(zx, zy)[0], [0.5, 0.5, 0.0, 0.0], atol=1e-6)
     x = torch.randn(6, 3); y = torch.randn(6, 3)
     assert ms.pair_fvu(x, y, x, y)[0] == pytest.approx(0.0)
     assert ms.pair_fvu(x, y, x.mean(0).expand(6, 3), y.mean(0).expand(6, 3))[0] == pytest.approx(1.0)
@@ -153,3 +156,26 @@ def test_zero_shot_hits_average_to_the_accuracy_and_the_gain_has_an_interval():
     with pytest.raises(ValueError, match="kept no per-image hits"):
         zero_shot_gain([Study(seed=1, grid=grid, table={}, clip_history={}, gap={}, dense_zero_shot=0.0,
                               null_max_diff=0.0, sae_seconds=0.0, sae_steps=0)])
+
+
+def test_below_dense_and_paired_cosine_gain_have_paired_intervals():
+    from repro.multimodal_sae.experiment import VARIANTS, Study, below_dense, paired_cosine_gain
+
+    grid = list(VARIANTS.values())
+    hits = np.zeros((len(grid), 200), dtype=bool)
+    hits[grid.index(VARIANTS["MGSAE"]), :120] = True      # MGSAE right on 60% of the images
+    dense = np.zeros(200, dtype=bool)
+    dense[:160] = True                                    # the dense embedding on 80%: 20 points above
+    cos = np.zeros((len(grid), 200))
+    cos[grid.index(VARIANTS["GSAE"])] = np.linspace(0.0, 0.2, 200)   # GSAE's pairs 0.1 more aligned on average
+    kept = dict(grid=grid, table={}, clip_history={}, gap={}, dense_zero_shot=0.8, null_max_diff=0.0, sae_seconds=0.0,
+                sae_steps=0)
+    study = Study(seed=0, zero_shot_hits=hits, dense_hits=dense, pair_cosines=cos, **kept)
+    gap, lo, hi = below_dense([study])
+    assert gap == pytest.approx(20.0) and 10.0 < lo < 20.0 < hi < 30.0
+    gain, lo, hi = paired_cosine_gain([study])
+    assert gain == pytest.approx(0.1) and 0.08 < lo < 0.1 < hi < 0.12
+    with pytest.raises(ValueError, match="dense embedding"):
+        below_dense([Study(seed=1, zero_shot_hits=hits, **kept)])
+    with pytest.raises(ValueError, match="per-pair cosines"):
+        paired_cosine_gain([Study(seed=1, **kept)])

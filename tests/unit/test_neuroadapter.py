@@ -85,6 +85,19 @@ def test_image_view_shape_and_entropy():
         brain_view({})
 
 
+def test_entropy_by_step_per_image_averages_to_the_default():
+    from types import SimpleNamespace
+
+    from repro.neuroadapter.experiment import entropy_by_step
+
+    ctx = SimpleNamespace(data={"cortex": SimpleNamespace(parcels=lambda r: {"x": [0, 1], "y": [2, 3, 4]}[r])})
+    trace = [_trace(seed=s) for s in range(4)]
+    per = entropy_by_step(ctx, trace, ("x", "y"), per_image=True)
+    assert per.shape == (4, 2, 3)
+    np.testing.assert_allclose(per.mean(-1), entropy_by_step(ctx, trace, ("x", "y")))
+    np.testing.assert_allclose(per[2, 1], spatial_entropy(image_view(trace[2], [2, 3, 4])).numpy(), rtol=1e-6)
+
+
 def test_ddim_step_is_deterministic_and_recovers_x0():
     s = Schedule(200)
     # float64: at the noisiest step 1/sqrt(alpha_bar) is about 4000, which turns float32 rounding into 5e-4

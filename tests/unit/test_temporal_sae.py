@@ -131,3 +131,18 @@ def test_sparse_latents_pick_the_columns_that_tell_each_class_apart():
         sparse_latents(x, y, train, k=0)
     with pytest.raises(ValueError, match="same number of rows"):
         sparse_latents(x[:10], y, train, k=1)
+
+
+def test_probe_hits_are_the_test_rows_behind_the_accuracy():
+    from repro.temporal_sae import probe_hits, sparse_probe_accuracy, sparse_probe_hits
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(3, size=400)
+    x = np.eye(3)[y] + 0.8 * rng.standard_normal((400, 3))      # noisy: some test rows are missed
+    x = np.hstack([x, rng.standard_normal((400, 5))])
+    train = np.arange(400) < 250
+    hits = probe_hits(x, y, train)
+    assert hits.shape == (150,) and hits.dtype == bool and 0.3 < hits.mean() < 1.0
+    assert hits.mean() == probe_accuracy(x, y, train)
+    sparse = sparse_probe_hits(x, y, train, k=1)
+    assert sparse.shape == (150,) and sparse.mean() == sparse_probe_accuracy(x, y, train, k=1)

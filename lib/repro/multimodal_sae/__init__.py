@@ -12,13 +12,17 @@ Modules, one idea each:
 """
 from .captions import (CaptionedDigits, build_vocab, caption_tokens, digit_attributes, load_captioned_digits,
                        prompt_tokens)
-from .clip import TinyCLIP, dense_zero_shot, embed_pairs, embed_prompts, info_nce, modality_gap, pack, train_clip
-from .experiment import LAMBDAS, P_MASKS, SIZES, VARIANTS, Study, dictionary_learning_peer, run_study, zero_shot_gain
+from .clip import (TinyCLIP, dense_zero_shot, dense_zero_shot_hits, embed_pairs, embed_prompts, info_nce, modality_gap,
+                   pack, train_clip)
+from .experiment import (LAMBDAS, P_MASKS, SIZES, VARIANTS, Study, below_dense, dictionary_learning_peer,
+                         paired_cosine_gain, run_study, zero_shot_gain)
 from .gsae import PairedSAE, encode_pairs, train_paired
-from .metrics import UNIMODAL_SHARE, code_zero_shot, code_zero_shot_hits, mms, neuron_counts, pair_fvu, paired_cosine
+from .metrics import (UNIMODAL_SHARE, code_zero_shot, code_zero_shot_hits, mms, neuron_counts, pair_fvu, paired_cosine,
+                      paired_cosines)
 
 __all__ = ["CaptionedDigits", "build_vocab", "caption_tokens", "digit_attributes", "load_captioned_digits",
-           "prompt_tokens", "TinyCLIP", "dense_zero_shot", "embed_pairs", "embed_prompts", "info_nce", "modality_gap",
-           "pack", "train_clip", "LAMBDAS", "P_MASKS", "SIZES", "VARIANTS", "Study", "dictionary_learning_peer",
-           "run_study", "zero_shot_gain", "PairedSAE", "encode_pairs", "train_paired", "UNIMODAL_SHARE", "code_zero_shot", "code_zero_shot_hits", "mms",
-           "neuron_counts", "pair_fvu", "paired_cosine"]
+           "prompt_tokens", "TinyCLIP", "dense_zero_shot", "dense_zero_shot_hits", "embed_pairs", "embed_prompts",
+           "info_nce", "modality_gap", "pack", "train_clip", "LAMBDAS", "P_MASKS", "SIZES", "VARIANTS", "Study",
+           "below_dense", "dictionary_learning_peer", "paired_cosine_gain", "run_study", "zero_shot_gain", "PairedSAE",
+           "encode_pairs", "train_paired", "UNIMODAL_SHARE", "code_zero_shot", "code_zero_shot_hits", "mms",
+           "neuron_counts", "pair_fvu", "paired_cosine", "paired_cosines"]

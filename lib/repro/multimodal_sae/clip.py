@@ -146,6 +146,14 @@ def dense_zero_shot(x: torch.Tensor, prompt_emb: torch.Tensor, labels) -> float:
 
     Explained in chapters/multimodal-sae/02_experiments.md.
     """
+    return float(dense_zero_shot_hits(x, prompt_emb, labels).mean())
+
+
+def dense_zero_shot_hits(x: torch.Tensor, prompt_emb: torch.Tensor, labels) -> np.ndarray:
+    """Whether each row of x is classified right by the nearest class-mean prompt embedding (cosine), (N,) booleans:
+    the per-image hits behind `dense_zero_shot`, for a paired interval. Explained in
+    chapters/multimodal-sae/02_experiments.md.
+    """
     proto = nn.functional.normalize(nn.functional.normalize(prompt_emb, dim=-1).mean(1), dim=-1)
     pred = (nn.functional.normalize(x, dim=-1) @ proto.t()).argmax(1).numpy()
-    return float((pred == np.asarray(labels)).mean())
+    return pred == np.asarray(labels)

@@ -15,9 +15,9 @@ import torch
 
 from ..common import check_choice, check_int, cluster_bootstrap_ci, thread_limit
 from .captions import load_captioned_digits, prompt_tokens
-from .clip import dense_zero_shot, embed_pairs, embed_prompts, modality_gap, train_clip
+from .clip import dense_zero_shot_hits, embed_pairs, embed_prompts, modality_gap, train_clip
 from .gsae import PairedSAE, encode_pairs, train_paired
-from .metrics import code_zero_shot_hits, mms, neuron_counts, pair_fvu, paired_cosine
+from .metrics import code_zero_shot_hits, mms, neuron_counts, pair_fvu, paired_cosines
 
 LAMBDAS = (0.0, 0.1, 0.2)
 P_MASKS = (0.0, 0.1, 0.3)
@@ -44,6 +44,8 @@ class Study:
     sae_steps: int
     mms: dict = field(default_factory=dict)
     zero_shot_hits: np.ndarray | None = None
+    dense_hits: np.ndarray | None = None
+    pair_cosines: np.ndarray | None = None
     data: object = None
     embeddings: dict = field(default_factory=dict)
 
@@ -79,8 +81,10 @@ def _run_study(seed: int, scale: str) -> Study:
     counts = neuron_counts(zx, zy)
     zp = sae.encode(pe.reshape(-1, pe.shape[-1]), 1)
     hits = code_zero_shot_hits(zx, zp, data.labels[va])
+    dense_hits = dense_zero_shot_hits(xv, pe, data.labels[va])
+    cosines = paired_cosines(zx, zy)
     table = {"lambda": np.array([g[0] for g in grid]), "p_mask": np.array([g[1] for g in grid]), **counts,
-             "paired_cosine": paired_cosine(zx, zy), "fvu": pair_fvu(xv, yv, xh, yh), "zero_shot": hits.mean(-1)}
+             "paired_cosine": cosines.mean(-1), "fvu": pair_fvu(xv, yv, xh, yh), "zero_shot": hits.mean(-1)}
     live = sum(counts[k] for k in ("image-only", "text-only", "both"))
     table["unimodal_share"] = (counts["image-only"] + counts["text-only"]) / np.maximum(live, 1)
     null = float((zx[0] - zx[-1]).abs().max().max(((zy[0] - zy[-1]).abs().max())))
@@ -89,8 +93,9 @@ def _run_study(seed: int, scale: str) -> Study:
     scores = mms(zx, zy, A @ A.t())
     mms_by = {v: scores[grid.index(g)] for v, g in VARIANTS.items()}
     return Study(seed=seed, grid=grid, table=table, clip_history=hist, gap=modality_gap(xv, yv),
-                 dense_zero_shot=dense_zero_shot(xv, pe, data.labels[va]), null_max_diff=null,
-                 sae_seconds=h["seconds"], sae_steps=z["sae_steps"], mms=mms_by, zero_shot_hits=hits, data=data,
+                 dense_zero_shot=float(dense_hits.mean()), null_max_diff=null,
+                 sae_seconds=h["seconds"], sae_steps=z["sae_steps"], mms=mms_by, zero_shot_hits=hits,
+                 dense_hits=dense_hits, pair_cosines=cosines, data=data,
                  embeddings={"x": x, "y": y, "xv": xv, "yv": yv, "labels_val": data.labels[va], "prompts": pe})
 
 
@@ -102,14 +107,59 @@ def zero_shot_gain(studies: list, variant: str = "MGSAE", base: str = "SAE") -> 
     """
     check_choice("variant", variant, tuple(VARIANTS))
     check_choice("base", base, tuple(VARIANTS))
-    diffs, seeds = [], []
-    for st in studies:
-        if st.zero_shot_hits is None:
-            raise ValueError(f"the study of seed {st.seed} kept no per-image hits; rerun it with run_study")
-        hits = st.zero_shot_hits.astype(float)
-        diffs.append(100 * (hits[st.grid.index(VARIANTS[variant])] - hits[st.grid.index(VARIANTS[base])]))
-        seeds.append(np.full(hits.shape[1], st.seed))
-    return cluster_bootstrap_ci(np.concatenate(diffs), np.concatenate(seeds))
+
+    def gain(st):
+        hits = _kept(st, "zero_shot_hits", "per-image hits").astype(float)
+        return 100 * (hits[st.grid.index(VARIANTS[variant])] - hits[st.grid.index(VARIANTS[base])])
+
+    return _over_seeds_and_items(studies, gain)
+
+
+def below_dense(studies: list, variant: str = "MGSAE") -> tuple:
+    """(mean, low, high): how many points of zero-shot accuracy the dense embedding has over the codes of
+    `variant`, with the 95% interval of a paired, two-stage bootstrap (seeds, then the validation images of each seed).
+
+    Explained in chapters/multimodal-sae/02_experiments.md.
+    """
+    check_choice("variant", variant, tuple(VARIANTS))
+
+    def gap(st):
+        hits = _kept(st, "zero_shot_hits", "per-image hits").astype(float)
+        dense = _kept(st, "dense_hits", "per-image hits of the dense embedding").astype(float)
+        return 100 * (dense - hits[st.grid.index(VARIANTS[variant])])
+
+    return _over_seeds_and_items(studies, gap)
+
+
+def paired_cosine_gain(studies: list, variant: str = "GSAE", base: str = "SAE") -> tuple:
+    """(mean, low, high): how much higher the paired-code cosine of `variant` is than `base`'s, with the 95% interval
+    of a paired, two-stage bootstrap (seeds, then the validation pairs of each seed).
+
+    Explained in chapters/multimodal-sae/02_experiments.md.
+    """
+    check_choice("variant", variant, tuple(VARIANTS))
+    check_choice("base", base, tuple(VARIANTS))
+
+    def gain(st):
+        cos = _kept(st, "pair_cosines", "per-pair cosines").astype(float)
+        return cos[st.grid.index(VARIANTS[variant])] - cos[st.grid.index(VARIANTS[base])]
+
+    return _over_seeds_and_items(studies, gain)
+
+
+def _kept(st: Study, name: str, what: str) -> np.ndarray:
+    value = getattr(st, name)
+    if value is None:
+        raise ValueError(f"the study of seed {st.seed} kept no {what}; rerun it with run_study")
+    return np.asarray(value)
+
+
+def _over_seeds_and_items(studies: list, per_item) -> tuple:
+    """`cluster_bootstrap_ci` of the values `per_item(study)` (one per validation image) of every study, clustered
+    by seed."""
+    values = [per_item(st) for st in studies]
+    seeds = [np.full(len(v), st.seed) for st, v in zip(studies, values)]
+    return cluster_bootstrap_ci(np.concatenate(values), np.concatenate(seeds))
 
 
 def dictionary_learning_peer(x: torch.Tensor, y: torch.Tensor, xv: torch.Tensor, yv: torch.Tensor, p: int, k: int,

@@ -47,10 +47,17 @@ def paired_cosine(zx: torch.Tensor, zy: torch.Tensor) -> np.ndarray:
 
     Explained in chapters/multimodal-sae/01_theory.md.
     """
+    return paired_cosines(zx, zy).mean(-1)
+
+
+def paired_cosines(zx: torch.Tensor, zy: torch.Tensor) -> np.ndarray:
+    """Cosine of the codes of each matched pair (0 where a code is all zero), (M, N): the per-pair values behind
+    `paired_cosine`, for a paired interval. Explained in chapters/multimodal-sae/02_experiments.md.
+    """
     zx, zy = _stack(zx), _stack(zy)
     num = (zx * zy).sum(-1)
     den = zx.norm(dim=-1) * zy.norm(dim=-1)
-    return (num / den.clamp_min(1e-12)).mean(-1).numpy()
+    return (num / den.clamp_min(1e-12)).numpy()
 
 
 def pair_fvu(x, y, x_hat, y_hat) -> np.ndarray:

@@ -128,13 +128,15 @@ def retinotopy(ctx: Context, trace, radius: float = 3.0) -> dict:
     return {"distance": dist, "within": float((dist <= radius).mean()), "chance": chance, "maps": maps.numpy()}
 
 
-def entropy_by_step(ctx: Context, trace, rois=("V1", "V4", "category", "global")) -> np.ndarray:
+def entropy_by_step(ctx: Context, trace, rois=("V1", "V4", "category", "global"), per_image: bool = False) -> np.ndarray:
     """Spatial entropy (normalised) of each ROI's map ``m_R`` at each step, averaged over test images:
-    (steps, len(rois)). Explained in chapters/neuroadapter/02_experiments.md.
+    (steps, len(rois)); with ``per_image`` the images are kept, (steps, len(rois), n), for an interval over them.
+    Explained in chapters/neuroadapter/02_experiments.md.
     """
     cx = ctx.data["cortex"]
-    return np.array([[float(spatial_entropy(image_view(step, cx.parcels(r))).mean()) for r in rois]
-                     for step in trace])
+    h = np.array([[spatial_entropy(image_view(step, cx.parcels(r))).numpy() for r in rois] for step in trace],
+                 dtype=np.float64)
+    return h if per_image else h.mean(-1)
 
 
 def ranked(ctx: Context, candidates) -> tuple[np.ndarray, np.ndarray]:
