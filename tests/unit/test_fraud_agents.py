@@ -126,3 +126,27 @@ def test_calibration_runs_its_grid_and_fit_check_reads_intervals():
     assert fit_check(runs, {"r_pop": 0.5, "r_conv": 0.45})["worst"] > 0
     with pytest.raises(ValueError, match="at least 2 runs"):
         fit_check(runs[:1], {"r_pop": 0.11})
+
+
+def test_difference_intervals():
+    import numpy as np
+
+    from repro.fraud_agents import paired_difference_ci, rate_difference_ci
+
+    on = [{"r_pop": 0.12 + 0.01 * k, "r_conv": 0.5} for k in range(6)]
+    off = [{"r_pop": 0.10 + 0.01 * k, "r_conv": float("nan") if k == 0 else 0.4} for k in range(6)]
+    mean, lo, hi = paired_difference_ci(on, off)
+    assert abs(mean - 2.0) < 1e-9 and abs(lo - 2.0) < 1e-9 and abs(hi - 2.0) < 1e-9   # every pair differs by 2
+    assert abs(paired_difference_ci(on, off, key="r_conv")[0] - 10.0) < 1e-9          # the NaN pair is left out
+    with pytest.raises(ValueError, match="equal length"):
+        paired_difference_ci(on, off[:3])
+    # one pair: the bootstrap over users; 10 of 100 against 36 of 500 is 2.8 points, with a binomial spread
+    mean, lo, hi = rate_difference_ci([{"n_victims": 10}], [{"n_victims": 36}], 100, 500)
+    assert abs(mean - 2.8) < 1e-9 and lo < 0 < mean < hi
+    se = 100 * np.sqrt(0.1 * 0.9 / 100 + 0.072 * 0.928 / 500)
+    assert abs((hi - lo) / (2 * 1.96) - se) < 0.5
+    # more users, same rates: a narrower interval
+    mean2, lo2, hi2 = rate_difference_ci([{"n_victims": 100}], [{"n_victims": 360}], 1000, 5000)
+    assert abs(mean2 - 2.8) < 1e-9 and hi2 - lo2 < hi - lo and lo2 > 0
+    with pytest.raises(ValueError, match="equal"):
+        rate_difference_ci([{"n_victims": 1}], [], 100, 500)

@@ -153,3 +153,29 @@ def test_early_selection_and_calibration_run():
     T = sel.grid(rows, "think_tokens").astype(float)
     out = sel.cross_validated(rng.random((n_q, k)), C, A, T)
     assert 0 < out["tokens"] <= 1
+    items = out["items"]
+    assert len(items["question"]) == len(items["correct"]) == 3 * round(0.7 * n_q)
+    assert abs(items["correct"].mean() - out["accuracy"]) < 1e-12          # equal folds: item mean = fold mean
+
+
+def test_bootstraps_over_questions():
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(3)
+    y = rng.random(200) < 0.6
+    s = np.round(rng.normal(size=200) + y, 1)                               # rounded: ties
+    w = np.ones((2, 200))
+    assert np.allclose(sel._weighted_auc(y, s, w), roc_auc_score(y, s))
+    w2 = rng.integers(0, 3, size=(1, 200)).astype(float)
+    rep = np.repeat(np.arange(200), w2[0].astype(int))
+    assert np.isclose(sel._weighted_auc(y, s, w2)[0], roc_auc_score(y[rep], s[rep]))
+    questions = np.repeat(np.arange(40), 5)
+    reps = sel.auc_replicates(y, [s, -s, np.where(np.arange(200) % 7 == 0, np.nan, s)], questions, n_resamples=300)
+    assert reps.shape == (300, 3) and np.allclose(reps[:, 0] + reps[:, 1], 1)
+    assert abs(np.median(reps[:, 0]) - roc_auc_score(y, s)) < 0.03
+    mean, lo, hi = sel.question_bootstrap_ci(y.astype(float), questions, n_resamples=500)
+    assert lo < mean < hi and abs(mean - y.mean()) < 1e-12
+    mean, lo, hi = sel.question_bootstrap_ci(np.ones(200), questions)
+    assert mean == lo == hi == 1
+    with pytest.raises(ValueError, match="at least 2 questions"):
+        sel.question_bootstrap_ci(np.ones(5), np.zeros(5))

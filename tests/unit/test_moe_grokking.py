@@ -208,6 +208,18 @@ def test_train_monitored_runs_a_few_steps(tmp_path):
     assert np.all(curves["length"] >= 2 * 3)                     # at least one expert per layer and prompt token
     with pytest.raises(ValueError, match="router probabilities"):
         mg.paper_curves({"steps": log["steps"]})
+    # per-sample consistency, recomputed from the stored (8-bit) probabilities: its group means follow the log's
+    # (up to the rounding, which can swap near-equal experts of a nearly uniform router in a sample or two)
+    per_sample = mg.sample_consistency(log, cfg.top_k)
+    assert per_sample.shape == (n, mix.n_groups, 4)
+    assert np.median(np.abs(per_sample.mean(2) - log["consistency"])) < 0.01
+    np.testing.assert_allclose(mg.sample_consistency(log, cfg.top_k, [n - 1])[0], per_sample[-1])
+    t_fit = np.array([log["steps"][1]] * mix.n_groups, float)
+    ci = mg.consistency_rise_interval(log, t_fit, [1, 2], cfg.top_k, n_resamples=300)
+    from repro.common import centred_mean
+    logged = min(centred_mean(log["consistency"][:, g])[-1] - centred_mean(log["consistency"][:, g])[1] for g in (1, 2))
+    assert ci["low"] <= logged + 1e-9 and ci["low"] <= ci["high"] and ci["recompute_gap"] < 0.2
+    assert np.isnan(mg.consistency_rise_interval(log, np.full(mix.n_groups, np.nan), [1], cfg.top_k)["low"])
     mg.save_log(tmp_path / "x.npz", {"main": log}, seed=0)
     back, prov = mg.load_log(tmp_path / "x.npz")
     assert prov["seed"] == 0 and {"command", "commit", "time"} <= set(prov)      # the provenance record

@@ -124,6 +124,8 @@ def test_divergence_by_layer_and_sequence_routing():
     r = np.random.default_rng(1).dirichlet(np.ones(4), (3, 2, 5))
     d = mm.divergence_by_layer(r)
     assert d.shape == (3, 2) and np.allclose(d[0], 0)
+    items = mm.divergence_items(r)
+    assert items.shape == (3, 2, 5) and np.allclose(items.mean(-1), d)
     with pytest.raises(ValueError, match="reference"):
         mm.divergence_by_layer(r, reference=3)
 
@@ -132,6 +134,11 @@ def test_expert_sets_and_overlap():
     ch = [torch.tensor([[[0, 1], [0, 2]]])]
     f = mm.expert_fractions(ch, torch.tensor([[True, True]]), 3)
     assert np.allclose(f, [[1.0, 0.5, 0.5]])
+    ch2 = [torch.tensor([[[0, 1], [0, 2], [1, 2]], [[2, 1], [0, 1], [0, 2]]])]
+    mask2 = torch.tensor([[True, True, False], [True, False, True]])
+    hits, tokens = mm.expert_counts(ch2, mask2, 3)
+    assert hits.shape == (2, 1, 3) and tokens.tolist() == [2, 2]
+    assert np.allclose(hits.sum(0) / tokens.sum(), mm.expert_fractions(ch2, mask2, 3))
     task = np.array([[0.5, 0.0, 0.1], [0.0, 0.4, 0.0]])
     lang = np.array([[[0.0, 0.6, 0.0], [0.0, 0.45, 0.0]]])
     assert mm.experts_above(task, 0.3) == {(0, 0), (1, 1)}
@@ -184,5 +191,13 @@ def test_a_few_training_steps_analysis_and_checkpoint_round_trip(tmp_path):
     study = analyse(model, corpus, n_sentences=20, n_task_rows=20, n_questions=20)
     assert study.div.shape == (corpus.lex.n_languages, 3) and np.allclose(study.div[0], 0)
     assert set(study.correct) == {c[0] for c in mm.analysis.CONDITIONS}
+    assert np.allclose(study.extra["div_items"].mean(-1), study.div)
+    reps = mm.analysis.item_replicates(study, n_resamples=200, seed=1)
+    obs = mm.analysis.observables(study)
+    assert reps["unseen_gap"].shape == (200,) and reps["overlap_03"].shape == (200,)
+    lo, hi = mm.analysis.seed_item_interval([reps["unseen_gap"]])
+    assert lo <= obs["unseen_gap"] <= hi or abs(obs["unseen_gap"] - np.median(reps["unseen_gap"])) < 0.1
+    lo2, hi2 = mm.analysis.seed_item_interval([reps["unseen_gap"], reps["unseen_gap"] + 1.0], seed=2)
+    assert lo2 < hi2 and lo2 > lo - 0.01 and hi2 < hi + 1.01
     with pytest.raises(ValueError, match="corpus"):
         mm.train_model("corpus")

@@ -9,13 +9,15 @@ Online: Financial Fraud Risks by Collaborative LLM Agents on Social Platforms* (
 - :mod:`.policies`   the calibrated stochastic policy, the replay policy, the OpenAI-compatible endpoint adapter;
 - :mod:`.experiment` runs, replicates, calibration to the paper's baseline, log digests.
 """
-from .experiment import TARGETS, calibrate, log_digest, paired_interval, replicate, simulate, summary
+from .experiment import (TARGETS, calibrate, log_digest, paired_difference_ci, paired_interval, rate_difference_ci,
+                         replicate, simulate, summary)
 from .metrics import depth_curve, monitor_scores, private_conversations, rates, successes
 from .platform import ACTIONS, GRAPHS, Action, Channel, Config, Platform, follow_graph
 from .policies import (CalibratedPolicy, EndpointPolicy, Hazard, Policy, ReplayPolicy, parse_action, render_prompt,
                        sigmoid)
 
-__all__ = ["TARGETS", "calibrate", "log_digest", "paired_interval", "replicate", "simulate", "summary", "depth_curve", "monitor_scores",
-           "private_conversations", "rates", "successes", "ACTIONS", "GRAPHS", "Action", "Channel", "Config",
+__all__ = ["TARGETS", "calibrate", "log_digest", "paired_difference_ci", "paired_interval", "rate_difference_ci",
+           "replicate", "simulate", "summary", "depth_curve", "monitor_scores", "private_conversations", "rates",
+           "successes", "ACTIONS", "GRAPHS", "Action", "Channel", "Config",
            "Platform", "follow_graph", "CalibratedPolicy", "EndpointPolicy", "Hazard", "Policy", "ReplayPolicy",
            "parse_action", "render_prompt", "sigmoid"]

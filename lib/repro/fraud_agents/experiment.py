@@ -54,6 +54,43 @@ def paired_interval(on_runs, off_runs, key: str = "r_pop", level: float = 0.90) 
     return float(diff.mean()), float(diff.mean() - half), float(diff.mean() + half)
 
 
+def paired_difference_ci(on_runs, off_runs, key: str = "r_pop", seed: int = 0) -> tuple[float, float, float]:
+    """Mean of the run-by-run difference on − off of `key` (in points) and its 95% percentile bootstrap interval over
+    the pairs of runs (`repro.common.bootstrap_ci`); pairs where either rate is undefined (NaN) are left out.
+    (chapters/fraud-agents/02_experiments.md)"""
+    from ..common import bootstrap_ci
+
+    if len(on_runs) != len(off_runs):
+        raise ValueError(f"paired_difference_ci needs two lists of runs of equal length, got {len(on_runs)} and "
+                         f"{len(off_runs)}")
+    diff = 100 * np.array([a[key] - b[key] for a, b in zip(on_runs, off_runs)], float)
+    diff = diff[np.isfinite(diff)]
+    if len(diff) < 2:
+        raise ValueError(f"paired_difference_ci needs at least 2 pairs with a defined {key}, got {len(diff)}")
+    return bootstrap_ci(diff, seed=seed)
+
+
+def rate_difference_ci(runs_a, runs_b, n_a: int, n_b: int, key: str = "n_victims", n_resamples: int = 2000,
+                       seed: int = 0, confidence: float = 0.95) -> tuple[float, float, float]:
+    """R_pop of condition a minus that of condition b (points), the mean over runs paired by seed, with a percentile
+    interval from a two-stage bootstrap: the pairs of runs with replacement (when there are two or more), then the
+    users of each run, drawn again (a binomial draw of `key`, the defrauded users, at the run's own rate out of its
+    `n_a` or `n_b` users). With one pair it is the bootstrap over users alone, which leaves the runs' own spread out.
+    (chapters/fraud-agents/02_experiments.md)"""
+    ka = np.array([r[key] for r in runs_a], float)
+    kb = np.array([r[key] for r in runs_b], float)
+    n_a, n_b = check_int("n_a", n_a), check_int("n_b", n_b)
+    if len(ka) != len(kb) or len(ka) < 1:
+        raise ValueError(f"rate_difference_ci needs two equal, non-empty lists of runs, got {len(ka)} and {len(kb)}")
+    B, m = check_int("n_resamples", n_resamples), len(ka)
+    rng = np.random.default_rng(seed)
+    pick = rng.integers(m, size=(B, m)) if m > 1 else np.zeros((B, 1), int)
+    diffs = 100 * (rng.binomial(n_a, ka[pick] / n_a) / n_a - rng.binomial(n_b, kb[pick] / n_b) / n_b).mean(1)
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(diffs, [alpha, 1 - alpha])
+    return float(100 * (ka / n_a - kb / n_b).mean()), float(lo), float(hi)
+
+
 #: The grid of the calibration (development seeds only): α of the transfer hazard, and the engagement rate.
 CAL_ALPHAS = (-6.5, -6.0, -5.5, -5.0)
 CAL_ENGAGES = (0.004, 0.007, 0.012, 0.02)

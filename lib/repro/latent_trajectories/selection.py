@@ -56,10 +56,9 @@ def majority_vote(answers: np.ndarray, correct: np.ndarray) -> np.ndarray:
     return out
 
 
-def sequential(values, threshold: float, correct, answers, tokens, low_is_good: bool = False) -> dict:
-    """Accept the first sample whose value passes `threshold` (>=, or <= when `low_is_good`); when none passes, fall
-    back to the majority vote of all k. Returns accuracy, tokens used, the fraction of questions accepted early and
-    the mean number of samples drawn. Explained in chapters/latent-trajectories/02_experiments.md."""
+def _sequential_choice(values, threshold: float, correct, answers, tokens, low_is_good: bool = False):
+    """Per question of `sequential`: whether the selection is right, the tokens it used, whether it accepted a sample
+    early, and the index of the last sample drawn."""
     values = np.asarray(values, dtype=float)
     passes = (values <= threshold) if low_is_good else (values >= threshold)
     passes &= np.isfinite(values)
@@ -69,6 +68,14 @@ def sequential(values, threshold: float, correct, answers, tokens, low_is_good: 
     mv = majority_vote(answers, correct)
     ok = np.where(hit, correct[rows, first], mv)
     used = np.where(hit, np.cumsum(tokens, axis=1)[rows, first], tokens.sum(1))
+    return ok, used, hit, first
+
+
+def sequential(values, threshold: float, correct, answers, tokens, low_is_good: bool = False) -> dict:
+    """Accept the first sample whose value passes `threshold` (>=, or <= when `low_is_good`); when none passes, fall
+    back to the majority vote of all k. Returns accuracy, tokens used, the fraction of questions accepted early and
+    the mean number of samples drawn. Explained in chapters/latent-trajectories/02_experiments.md."""
+    ok, used, hit, first = _sequential_choice(values, threshold, correct, answers, tokens, low_is_good)
     return {"accuracy": float(ok.mean()), "tokens": float(used.sum()), "accepted": float(hit.mean()),
             "samples": float((first + 1).mean())}
 
@@ -91,21 +98,26 @@ def cross_validated(values, correct, answers, tokens, low_is_good: bool = False,
                     train_size: float = 0.3, seed: int = 42) -> dict:
     """Sequential selection with thresholds calibrated on 30% of the questions and tested on the other 70%, over
     `n_splits` ShuffleSplit folds (the official protocol); means over folds of accuracy, tokens used as a fraction of
-    all k samples' tokens (MV@k's cost), the fraction accepted early and the threshold.
+    all k samples' tokens (MV@k's cost), the fraction accepted early and the threshold; and `items`, the test items of
+    every fold: `question` (the question's row in `values`) and `correct` (whether the selection was right), so that a
+    paired comparison can be bootstrapped over questions.
 
     Explained in chapters/latent-trajectories/02_experiments.md.
     """
     check_between("train_size", train_size, 0.0, 1.0)
     folds = ShuffleSplit(n_splits=check_int("n_splits", n_splits), train_size=train_size,
                          test_size=1 - train_size, random_state=seed)
-    out = []
+    out, items = [], []
     for tr, te in folds.split(values):
         thr = calibrated_threshold(values[tr], correct[tr], answers[tr], tokens[tr], low_is_good)
         r = sequential(values[te], thr, correct[te], answers[te], tokens[te], low_is_good)
         r["tokens"] /= tokens[te].sum()
         r["mv_accuracy"] = float(majority_vote(answers[te], correct[te]).mean())
         out.append(r | {"threshold": thr})
-    return {k: float(np.mean([r[k] for r in out])) for k in out[0]}
+        items.append((te, _sequential_choice(values[te], thr, correct[te], answers[te], tokens[te], low_is_good)[0]))
+    summary = {k: float(np.mean([r[k] for r in out])) for k in out[0]}
+    return summary | {"items": {"question": np.concatenate([te for te, _ in items]),
+                                "correct": np.concatenate([ok for _, ok in items]).astype(bool)}}
 
 
 def combined_signal(rows: pd.DataFrame, calibration: np.ndarray, signals=("net", "cum", "aligned")) -> np.ndarray:
@@ -198,3 +210,65 @@ def early_consistency(rows: pd.DataFrame, segments: list[np.ndarray], steps: lis
     chosen = _argmax_per_question(rows, score)
     return {"accuracy": float(rows["correct"].to_numpy()[chosen].mean()),
             "saved": _early_cost(rows, chosen, at_step(steps, K)[:, 2])}
+
+
+def _question_draws(questions, n_resamples: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """(draws, inverse): how often each question is drawn in each of `n_resamples` resamples of the questions with
+    replacement, (B, Q), and each item's question as an index into them."""
+    _, inverse = np.unique(np.asarray(questions), return_inverse=True)
+    Q = int(inverse.max()) + 1 if len(inverse) else 0
+    if Q < 2:
+        raise ValueError(f"need items of at least 2 questions for a bootstrap over questions, got {Q}")
+    return rng.multinomial(Q, np.full(Q, 1 / Q), size=check_int("n_resamples", n_resamples)).astype(float), inverse
+
+
+def question_bootstrap_ci(values, questions, n_resamples: int = 2000, seed: int = 0,
+                          confidence: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): the mean of per-item `values` and its percentile interval from a bootstrap over questions,
+    each drawn question bringing all of its items (`questions[i]` names item i's question).
+    Explained in chapters/latent-trajectories/02_experiments.md."""
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or len(x) != len(questions):
+        raise ValueError(f"values and questions must be 1-d and of one length, got {x.shape} and {len(questions)}")
+    draws, inverse = _question_draws(questions, n_resamples, np.random.default_rng(seed))
+    sums, counts = np.bincount(inverse, weights=x), np.bincount(inverse).astype(float)
+    means = (draws @ sums) / (draws @ counts)
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(means, [alpha, 1 - alpha])
+    return float(x.mean()), float(lo), float(hi)
+
+
+def _weighted_auc(y: np.ndarray, s: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """ROC-AUC of scores `s` for labels `y` with item weights `w` (B, n), one AUC per row of `w`; ties count one
+    half, as in `roc_auc_score`, which it equals for unit weights."""
+    order = np.argsort(s, kind="stable")
+    s, y, w = s[order], y[order], w[:, order]
+    new = np.r_[True, s[1:] != s[:-1]]
+    starts = np.flatnonzero(new)
+    ends = np.r_[starts[1:], len(s)]
+    group = np.cumsum(new) - 1
+    neg = w * ~y
+    below = np.concatenate([np.zeros((len(w), 1)), np.cumsum(neg, 1)], 1)       # negative weight before each index
+    under = below[:, starts[group]]
+    tied = below[:, ends[group]] - under
+    pos = w * y
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (pos * (under + 0.5 * tied)).sum(1) / (pos.sum(1) * neg.sum(1))
+
+
+def auc_replicates(correct, scores, questions, n_resamples: int = 2000, seed: int = 0) -> np.ndarray:
+    """The AUC of each score in `scores` (a list of per-trace arrays) under resamples of the questions, each drawn
+    question bringing all of its samples: (n_resamples, len(scores)), every score on the same resamples, so that
+    differences between them are paired. NaN scores are dropped, as `auc` drops them.
+    Explained in chapters/latent-trajectories/02_experiments.md."""
+    y = np.asarray(correct, dtype=bool)
+    draws, inverse = _question_draws(questions, n_resamples, np.random.default_rng(seed))
+    out = np.empty((len(draws), len(scores)))
+    for j, score in enumerate(scores):
+        sc = np.asarray(score, dtype=float)
+        if sc.shape != y.shape:
+            raise ValueError(f"score {j} has shape {sc.shape}, correct {y.shape}")
+        keep = np.isfinite(sc)
+        for b in range(0, len(draws), 250):                                       # chunks bound the memory
+            out[b:b + 250, j] = _weighted_auc(y[keep], sc[keep], draws[b:b + 250][:, inverse[keep]])
+    return out

@@ -38,9 +38,9 @@ Modules, one idea each:
 from .config import SHIPPED_VARIANTS, VARIANTS, GrokkingConfig, variant_config
 from .logs import (NoShippedRun, load_log, load_runs, make_shipped_run, no_shipped_seed, run_file, save_log,
                    shipped_seeds)
-from .marks import (FITTED, GENERALIZED, LEARNS_RULE, MEMORIZED, claim_quantities, drop_from_peak,
-                    generalization_onset, group_times, lag_correlation, memorization_times, monitor_correlations,
-                    rank_correlation, time_to_reach, value_at)
+from .marks import (FITTED, GENERALIZED, LEARNS_RULE, MEMORIZED, claim_quantities, consistency_rise_interval,
+                    drop_from_peak, generalization_onset, group_times, lag_correlation, memorization_times,
+                    monitor_correlations, rank_correlation, sample_consistency, time_to_reach, value_at)
 from .metrics import (PAPER_MASS, PROMPT_POSITIONS, add_paper_curves, aggregate_gates, cumulative_experts,
                       layer_consistency, layer_pathway_distance, levenshtein, load_entropy, pairwise_mean, paper_consistency, paper_curves,
                       paper_pathway_distance, paper_pathway_strings, pathway_distance, pathway_strings, pathways,
@@ -54,7 +54,7 @@ __all__ = [
     "paper_curves", "add_paper_curves",
     "MEMORIZED", "GENERALIZED", "FITTED", "LEARNS_RULE", "time_to_reach", "generalization_onset", "memorization_times",
     "drop_from_peak", "value_at", "rank_correlation", "group_times", "claim_quantities",
-    "lag_correlation", "monitor_correlations",
+    "lag_correlation", "monitor_correlations", "sample_consistency", "consistency_rise_interval",
     "GrokkingConfig", "VARIANTS", "SHIPPED_VARIANTS", "variant_config",
     "log_steps", "evaluate", "train_monitored", "run_experiments",
     "save_log", "load_log", "make_shipped_run", "run_file", "load_runs", "shipped_seeds", "NoShippedRun",

@@ -13,7 +13,8 @@ from ..common import centred_mean
 
 __all__ = ["MEMORIZED", "GENERALIZED", "FITTED", "LEARNS_RULE", "time_to_reach", "generalization_onset",
            "memorization_times", "drop_from_peak", "value_at", "rank_correlation", "group_times",
-           "claim_quantities", "lag_correlation", "monitor_correlations"]
+           "claim_quantities", "lag_correlation", "monitor_correlations", "sample_consistency",
+           "consistency_rise_interval"]
 
 
 def time_to_reach(steps, values, threshold: float) -> float:
@@ -227,3 +228,67 @@ def monitor_correlations(steps, test_acc, monitors: dict, start: float, min_poin
         enough = after.sum() >= min_points and np.ptp(x) > 0 and np.ptp(y) > 0
         out[name] = float(pearsonr(x, y).statistic) if enough else float("nan")
     return out
+
+
+def sample_consistency(log: dict, top_k: int, evals=None) -> np.ndarray:
+    """Our layer consistency of each monitored sample at the evaluations `evals` (indices; default: every one),
+    (evals, groups, samples), recomputed from
+    the log's stored router probabilities (8-bit) and router rows (16-bit): the top-`top_k` probabilities of each
+    prompt token renormalised (the gates), averaged over the prompt tokens, then `metrics.layer_consistency`. The log
+    keeps only the group means, computed in training from unrounded numbers, so these agree with them up to the
+    rounding. Explained in chapters/moe-grokking/02_experiments.md.
+    """
+    if "router_probs" not in log or "router_weights" not in log:
+        raise ValueError("this log has no stored router probabilities (made before they were logged); retrain it")
+    which = slice(None) if evals is None else np.asarray(evals, dtype=int)
+    P = np.asarray(log["router_probs"][which], dtype=np.float64) / 255.0       # (evals, groups, n, L, T, E)
+    W = np.asarray(log["router_weights"][which], dtype=np.float64)             # (evals, L, E, d)
+    if not 1 <= int(top_k) <= P.shape[-1]:
+        raise ValueError(f"top_k must be between 1 and {P.shape[-1]}, got {top_k!r}")
+    top = np.argsort(-P, axis=-1, kind="stable")[..., :int(top_k)]
+    gates = np.zeros_like(P)
+    np.put_along_axis(gates, top, np.take_along_axis(P, top, -1), -1)
+    gates /= np.maximum(gates.sum(-1, keepdims=True), 1e-12)
+    e = np.einsum("tgnle,tled->tgnld", gates.mean(4), W)
+    e /= np.maximum(np.linalg.norm(e, axis=-1, keepdims=True), 1e-12)
+    return (e[..., :-1, :] * e[..., 1:, :]).sum(-1).mean(-1)
+
+
+def consistency_rise_interval(log: dict, t_fit, groups, top_k: int, n_resamples: int = 2000, seed: int = 0,
+                              confidence: float = 0.95) -> dict:
+    """The 95% interval of `claim_quantities`' `c_rise_min`, the smallest over `groups` of our consistency's change
+    from the fitted step to the end (running means over 3 evaluations), from a bootstrap over each group's monitored
+    samples: each resample draws every group's samples with replacement and takes the smallest group mean. The
+    per-sample changes are recomputed by `sample_consistency` and shifted within each group to the logged group
+    mean, so that the interval sits around the logged value. Returns `low`, `high` and `recompute_gap`, the largest
+    distance between a recomputed and a logged group change (the effect of the stored rounding); NaNs where a group
+    never fits. Explained in chapters/moe-grokking/02_experiments.md.
+    """
+    steps = np.asarray(log["steps"])
+    groups = list(groups)
+    if not groups:
+        raise ValueError("groups must name at least one group")
+    t_fit = np.asarray(t_fit, dtype=float)
+    nan = {"low": float("nan"), "high": float("nan"), "recompute_gap": float("nan")}
+    if not np.isfinite(t_fit[groups]).all():
+        return nan
+    last = len(steps) - 1
+    at = {g: min(int(np.searchsorted(steps, t_fit[g])), last) for g in groups}
+    window = {i: list(range(max(0, i - 1), min(i + 2, last + 1))) for i in {*at.values(), last}}   # running mean of 3
+    needed = sorted({j for js in window.values() for j in js})
+    c = dict(zip(needed, sample_consistency(log, top_k, needed)))              # evaluation -> (groups, n)
+    sm = {i: np.mean([c[j] for j in js], axis=0) for i, js in window.items()}
+    rng = np.random.default_rng(seed)
+    n = c[last].shape[1]
+    means, gap = [], 0.0
+    for g in groups:
+        i = at[g]
+        change = sm[last][g] - sm[i][g]                                          # (n,) per sample
+        logged = centred_mean(log["consistency"][:, g])
+        target = float(logged[-1] - logged[i])
+        gap = max(gap, abs(float(change.mean()) - target))
+        draws = rng.multinomial(n, np.full(n, 1 / n), size=n_resamples)
+        means.append(draws @ (change - change.mean() + target) / n)
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(np.min(means, axis=0), [alpha, 1 - alpha])
+    return {"low": float(lo), "high": float(hi), "recompute_gap": gap}

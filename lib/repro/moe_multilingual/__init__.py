@@ -14,16 +14,16 @@ Modules, one idea each:
 """
 from .cka import linear_cka
 from .corpus import PAD, Corpus, CorpusConfig, make_corpus, pad_rows, sample_frames
-from .divergence import divergence_by_layer, entropy, js_divergence, normalized_js, sequence_routing
-from .experts import expert_fractions, expert_shift, experts_above, overlap_by_tau
+from .divergence import divergence_by_layer, divergence_items, entropy, js_divergence, normalized_js, sequence_routing
+from .experts import expert_counts, expert_fractions, expert_shift, experts_above, overlap_by_tau
 from .languages import ASKS, DEFAULT_LANGUAGES, LanguageSpec, Lexicon, make_lexicon
 from .steering import MODES, steer_fn, steered, task_correct
 from .training import (SHIPPED_SEEDS, MultilingualConfig, build_corpus, checkpoint_path, load_model,
                        make_checkpoint, train_model)
 
 __all__ = ["linear_cka", "PAD", "Corpus", "CorpusConfig", "make_corpus", "pad_rows", "sample_frames",
-           "divergence_by_layer", "entropy", "js_divergence", "normalized_js", "sequence_routing",
-           "expert_fractions", "expert_shift", "experts_above", "overlap_by_tau", "DEFAULT_LANGUAGES",
+           "divergence_by_layer", "divergence_items", "entropy", "js_divergence", "normalized_js", "sequence_routing",
+           "expert_counts", "expert_fractions", "expert_shift", "experts_above", "overlap_by_tau", "DEFAULT_LANGUAGES",
            "LanguageSpec", "Lexicon", "make_lexicon", "ASKS", "MODES", "steer_fn", "steered", "task_correct",
            "SHIPPED_SEEDS", "MultilingualConfig", "build_corpus", "checkpoint_path", "load_model",
            "make_checkpoint", "train_model"]

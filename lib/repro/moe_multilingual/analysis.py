@@ -14,11 +14,12 @@ from ..common import bootstrap_ci, check_int, thread_limit
 from .cka import linear_cka
 from .corpus import Corpus
 from .languages import N_NOUNS
-from .divergence import divergence_by_layer, sequence_routing
-from .experts import expert_fractions, expert_shift, overlap_by_tau
+from .divergence import divergence_by_layer, divergence_items, sequence_routing
+from .experts import expert_counts, expert_fractions, expert_shift, overlap_by_tau
 from .steering import steered, task_correct
 
-__all__ = ["Study", "layer_windows", "routing_views", "steering_plans", "analyse", "observables", "CONDITIONS"]
+__all__ = ["Study", "layer_windows", "routing_views", "steering_plans", "analyse", "observables", "item_replicates",
+           "seed_item_interval", "CONDITIONS"]
 
 #: Steering conditions: (name, which experts, which layers, mode). "none" is the unsteered baseline.
 CONDITIONS = (("none", None, None, None),
@@ -93,9 +94,10 @@ def _routing_and_states(model, tokens, masks):
 
 
 @torch.no_grad()
-def routing_views(model, tokens, masks) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def routing_views(model, tokens, masks, items: bool = False) -> tuple:
     """On parallel sentences (languages, n, length) with content masks: the normalised divergence from English, the
-    plain JSD and the linear CKA with English of the pooled hidden states, each (languages, layers).
+    plain JSD and the linear CKA with English of the pooled hidden states, each (languages, layers); with
+    `items=True`, also the normalised divergence of each sentence, (languages, layers, n), whose mean is the first.
 
     Explained in chapters/moe-multilingual/02_experiments.md.
     """
@@ -104,7 +106,9 @@ def routing_views(model, tokens, masks) -> tuple[np.ndarray, np.ndarray, np.ndar
         routing, states = _routing_and_states(model, tokens, masks)
     cka = np.array([[linear_cka(states[0, j], states[l, j]) for j in range(states.shape[1])]
                     for l in range(len(states))])
-    return divergence_by_layer(routing), divergence_by_layer(routing, normalized=False), cka
+    per_item = divergence_items(routing)
+    views = (per_item.mean(-1), divergence_by_layer(routing, normalized=False), cka)
+    return views + (per_item,) if items else views
 
 
 def steering_plans(task_shift, language_shift, others, windows, n_languages, n_experts, seed=0) -> dict:
@@ -145,13 +149,17 @@ def analyse(model, corpus: Corpus, n_sentences: int = 200, n_task_rows: int = 20
     model.eval()
     with thread_limit(1):
         tokens, masks = corpus.parallel_sentences(n_sentences, seed=50_000 + seed)
-        div, div_raw, cka = routing_views(model, tokens, masks)
+        div, div_raw, cka, div_items = routing_views(model, tokens, masks, items=True)
         trained = corpus.trained
         others = [l for l in trained if l != 0]
-        # expert shifts: base = English sentences; task = English arithmetic text; languages = their sentences
-        fractions = [expert_fractions(model(tokens[l]).experts, masks[l], E) for l in [0] + others]
+        # expert shifts: base = English sentences; task = English question rows; languages = their sentences
+        chosen = [model(tokens[l]).experts for l in [0] + others]
+        fractions = [expert_fractions(ch, masks[l], E) for ch, l in zip(chosen, [0] + others)]
         tt, tm = corpus.task_text(0, n_task_rows, seed=60_000 + seed)
-        task_shift = expert_shift(expert_fractions(model(tt).experts, tm, E), fractions[0])
+        task_chosen = model(tt).experts
+        task_shift = expert_shift(expert_fractions(task_chosen, tm, E), fractions[0])
+        counts = {"sentences": [expert_counts(ch, masks[l], E) for ch, l in zip(chosen, [0] + others)],
+                  "task": expert_counts(task_chosen, tm, E)}
         language_shift = np.stack([expert_shift(f, fractions[0]) for f in fractions[1:]])
         overlap = overlap_by_tau(task_shift, language_shift, taus)
         windows = layer_windows(model.cfg.n_layers)
@@ -165,7 +173,8 @@ def analyse(model, corpus: Corpus, n_sentences: int = 200, n_task_rows: int = 20
                     rows.append(task_correct(model, *prompts[l], lex.noun[l][:, 0]))
             correct[name] = np.stack(rows)
     return Study(lex.names, div, div_raw, cka, correct["none"].mean(1), 1 / N_NOUNS, task_shift, language_shift,
-                 np.asarray(taus), overlap, plans, correct, windows, trained)
+                 np.asarray(taus), overlap, plans, correct, windows, trained,
+                 extra={"div_items": div_items, "expert_counts": counts})
 
 
 
@@ -194,3 +203,58 @@ def observables(study: Study, seed: int = 0) -> dict:
     for name, *_ in CONDITIONS[1:]:
         out[f"d_{name}"] = float(study.delta(name).mean())
     return out
+
+
+def item_replicates(study: Study, n_resamples: int = 2000, seed: int = 0, tau: float = 0.3) -> dict:
+    """Bootstrap replicates of two of `observables` for one model, resampling its items: `unseen_gap` over the
+    parallel sentences, and `overlap_03` (task-and-language experts at `tau`) over the same sentences (English and
+    each language together, since they are parallel) and, independently, the English question rows of the task
+    shift. Each value is an array of `n_resamples`. Explained in chapters/moe-multilingual/02_experiments.md.
+    """
+    B = check_int("n_resamples", n_resamples)
+    if "div_items" not in study.extra or "expert_counts" not in study.extra:
+        raise ValueError("the study has no per-item values; make it with `analyse`")
+    rng = np.random.default_rng(seed)
+    items = study.extra["div_items"][:, study.windows["middle"]].mean(1)          # (languages, sentences)
+    n = items.shape[1]
+    draws = rng.multinomial(n, np.full(n, 1 / n), size=B).astype(float)          # (B, n): times each is drawn
+    means = draws @ items.T / n                                                    # (B, languages)
+    others = study.others
+    unseen = [l for l in range(len(study.names)) if l not in study.trained]
+    out = {"unseen_gap": means[:, unseen].min(1) - means[:, others].max(1) if unseen else np.full(B, np.nan)}
+
+    def fractions(w, hits, tokens):
+        return (w @ hits.reshape(len(tokens), -1)) / (w @ tokens)[:, None]        # (B, layers * E)
+
+    sentences = study.extra["expert_counts"]["sentences"]
+    task_hits, task_tokens = study.extra["expert_counts"]["task"]
+    m = len(task_tokens)
+    task_draws = rng.multinomial(m, np.full(m, 1 / m), size=B).astype(float)
+    base = fractions(draws, *sentences[0])
+    task = fractions(task_draws, task_hits, task_tokens) - base
+    language = np.max([fractions(draws, *c) - base for c in sentences[1:]], axis=0)
+    out["overlap_03"] = ((task > tau) & (language > tau)).sum(1).astype(float)
+    return out
+
+
+def seed_item_interval(replicates, seed: int = 0, confidence: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of a mean over seeds from each seed's bootstrap replicates over its items (a list of
+    equal-length arrays, one per seed, from `item_replicates`): each resample draws the seeds with replacement and,
+    for each seed drawn, one of its replicates at random, a two-stage bootstrap (seeds, then items). With one seed it
+    is that seed's bootstrap over items. Explained in chapters/moe-multilingual/02_experiments.md.
+    """
+    R = np.stack([np.asarray(r, float) for r in replicates])                       # (seeds, B)
+    if R.ndim != 2 or R.shape[1] < 2:
+        raise ValueError(f"replicates must be one array of at least 2 replicates per seed, got shape {R.shape}")
+    S, B = R.shape
+    rng = np.random.default_rng(seed)
+    if S == 1:
+        means = R[0]
+    else:
+        which = rng.integers(S, size=(B, S))
+        means = R[which, rng.integers(B, size=which.shape)].mean(1)
+    if np.isnan(means).any():
+        return float("nan"), float("nan")
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(means, [alpha, 1 - alpha])
+    return float(lo), float(hi)

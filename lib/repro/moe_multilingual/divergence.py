@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-__all__ = ["js_divergence", "entropy", "normalized_js", "sequence_routing", "divergence_by_layer"]
+__all__ = ["js_divergence", "entropy", "normalized_js", "sequence_routing", "divergence_by_layer", "divergence_items"]
 
 
 def _probs(name, x) -> np.ndarray:
@@ -77,10 +77,18 @@ def divergence_by_layer(routing: np.ndarray, reference: int = 0, normalized: boo
 
     Explained in chapters/moe-multilingual/01_theory.md.
     """
+    return divergence_items(routing, reference, normalized).mean(-1)
+
+
+def divergence_items(routing: np.ndarray, reference: int = 0, normalized: bool = True) -> np.ndarray:
+    """The divergence of each sequence of language l from its parallel sequence in the reference language, at each
+    layer: (languages, layers, sequences); `divergence_by_layer` is its mean over the sequences, and a bootstrap over
+    the sequences gives that mean's interval. Explained in chapters/moe-multilingual/02_experiments.md.
+    """
     r = np.asarray(routing, dtype=float)
     if r.ndim != 4:
         raise ValueError(f"routing must be (languages, layers, sequences, E), got shape {r.shape}")
     if not 0 <= reference < r.shape[0]:
         raise ValueError(f"reference must index a language 0..{r.shape[0] - 1}, got {reference}")
     fn = normalized_js if normalized else js_divergence
-    return fn(r, np.broadcast_to(r[reference], r.shape)).mean(-1)
+    return fn(r, np.broadcast_to(r[reference], r.shape))

@@ -12,7 +12,7 @@ import torch
 
 from ..common import check_between
 
-__all__ = ["expert_fractions", "expert_shift", "experts_above", "overlap_by_tau"]
+__all__ = ["expert_fractions", "expert_counts", "expert_shift", "experts_above", "overlap_by_tau"]
 
 
 def expert_fractions(experts: list[torch.Tensor], mask: torch.Tensor, n_experts: int) -> np.ndarray:
@@ -28,6 +28,20 @@ def expert_fractions(experts: list[torch.Tensor], mask: torch.Tensor, n_experts:
         hot = torch.zeros(*ch.shape[:2], n_experts).scatter(-1, ch, 1.0).reshape(-1, n_experts)
         rows.append(hot[m].mean(0).numpy())
     return np.stack(rows)
+
+
+def expert_counts(experts: list[torch.Tensor], mask: torch.Tensor, n_experts: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per sequence: hits[i, j, k], the number of its masked tokens whose top-k at MoE layer j holds expert k, and
+    tokens[i], its number of masked tokens. `expert_fractions` is hits.sum(0) / tokens.sum(); resampling the sequences
+    gives its bootstrap. Explained in chapters/moe-multilingual/02_experiments.md."""
+    if not experts:
+        raise ValueError("experts must list at least one layer's choices")
+    m = mask.to(torch.float64)
+    if m.sum() == 0:
+        raise ValueError("mask selects no token")
+    hits = [(torch.zeros(*ch.shape[:2], n_experts, dtype=torch.float64).scatter(-1, ch, 1.0) * m.unsqueeze(-1)).sum(1)
+            for ch in experts]
+    return torch.stack(hits, 1).numpy(), m.sum(1).numpy()
 
 
 def expert_shift(f_data: np.ndarray, f_base: np.ndarray) -> np.ndarray:
