@@ -82,29 +82,51 @@ def run_study(seed: int, scale: str = "ci") -> Study:
     """Run every stage for one seed at `scale` (chapters/behavior-atlas/02_experiments.md)."""
     seed = check_int("seed", seed, low=0)
     check_choice("scale", scale, tuple(SIZES))
-    z, S = SIZES[scale], SETTINGS
-    R, seconds = z["replicates"], {}
+    z, seconds = SIZES[scale], {}
     t0 = time.perf_counter()
     atlas = make_atlas(seed, shared=True, n_test=z["n_test"], scale_train=z["scale_train"])
     ctrl = make_atlas(seed, shared=False, n_test=z["n_test"], scale_train=z["scale_train"])
     seconds["data"] = time.perf_counter() - t0
+    stages = {}
+    for name, stage in (("multi/single", _stage_multi_single), ("peers", _stage_peers), ("transfer", _stage_transfer),
+                        ("adapter", _stage_adapter), ("probes", _stage_probes)):
+        t0 = time.perf_counter()
+        stages.update(stage(atlas, ctrl, z, seed, stages))
+        seconds[name] = time.perf_counter() - t0
+    from .model import n_parameters
+    params = stages["params"]
+    n_params = {"per model": n_parameters(params), "adapter": n_parameters(params, ("A1", "a1", "A2", "a2", "alpha"))}
+    return Study(seed=seed, scale=scale, f1=stages["w"], macro=stages["m"], control=stages["control"],
+                 peers=stages["peers"], transfer=stages["transfer"], adapter_gain=stages["gains"], r2=stages["r2"],
+                 n_params=n_params, seconds=seconds)
 
-    # -- stage 1: multi-task, flat head, single-task (x 8), and the control's multi / single, all stacked
-    t0 = time.perf_counter()
-    layout = [("multi", r) for r in range(R)] + [("flat", r) for r in range(R)] + \
-             [(f"single:{d}", r) for d in TRAIN_SETS for r in range(R)] + \
-             [("ctrl-multi", r) for r in range(R)] + [("ctrl-single", r) for r in range(R)]
-    pools = []
-    for variant, _ in layout:
-        if variant in ("multi", "flat"):
-            pools.append(make_pool(atlas, TRAIN_SETS, head="flat" if variant == "flat" else "per-dataset",
-                                   temperature=S["temperature"]))
-        elif variant.startswith("single:"):
-            pools.append(make_pool(atlas, [variant.split(":")[1]]))
-        elif variant == "ctrl-multi":
-            pools.append(make_pool(ctrl, TRAIN_SETS, temperature=S["temperature"]))
-        else:
-            pools.append(make_pool(ctrl, ["dep-c"]))
+
+def _layout(replicates: int) -> list[tuple[str, int]]:
+    """The stacked models of stage 1, as (variant, replicate): multi-task, flat head, single-task (x 8), and the
+    control's multi- and single-task."""
+    R = range(replicates)
+    return [("multi", r) for r in R] + [("flat", r) for r in R] + \
+        [(f"single:{d}", r) for d in TRAIN_SETS for r in R] + \
+        [("ctrl-multi", r) for r in R] + [("ctrl-single", r) for r in R]
+
+
+def _pool_for(variant: str, atlas, ctrl):
+    """The training pool of one stage-1 model."""
+    S = SETTINGS
+    if variant in ("multi", "flat"):
+        return make_pool(atlas, TRAIN_SETS, head="flat" if variant == "flat" else "per-dataset",
+                         temperature=S["temperature"])
+    if variant.startswith("single:"):
+        return make_pool(atlas, [variant.split(":")[1]])
+    if variant == "ctrl-multi":
+        return make_pool(ctrl, TRAIN_SETS, temperature=S["temperature"])
+    return make_pool(ctrl, ["dep-c"])
+
+
+def _stage_multi_single(atlas, ctrl, z, seed, done) -> dict:
+    """Stage 1: train the stacked multi-task, flat-head, single-task and control models; their test F1s."""
+    S, layout = SETTINGS, _layout(z["replicates"])
+    pools = [_pool_for(v, atlas, ctrl) for v, _ in layout]
     params = init_params(len(layout), hidden=S["hidden"], seed=seed)
     train(params, pools, z["steps"], lr=S["lr"], batch=S["batch"], weight_decay=S["weight_decay"], seed=seed)
     rows = lambda v: [i for i, (name, _) in enumerate(layout) if name == v]
@@ -120,21 +142,24 @@ def run_study(seed: int, scale: str = "ci") -> Study:
     pred = predict(params, cp)
     control = {"multi": [f1(cp.y.numpy(), pred[i]) for i in rows("ctrl-multi")],
                "single": [f1(cp.y.numpy(), pred[i]) for i in rows("ctrl-single")]}
-    seconds["multi/single"] = time.perf_counter() - t0
+    return {"params": params, "rows": rows, "tests": tests, "w": w, "m": m, "control": control}
 
-    # -- peers: scikit-learn single-task baselines on the depression set
-    t0 = time.perf_counter()
-    dtr, dte = make_pool(atlas, ["dep-c"]), tests["dep-c"][0]
+
+def _stage_peers(atlas, ctrl, z, seed, done) -> dict:
+    """Peers: scikit-learn single-task baselines on the depression set."""
+    dtr, dte = make_pool(atlas, ["dep-c"]), done["tests"]["dep-c"][0]
     peers = {}
     for name, est in (("LogisticRegression", LogisticRegression(max_iter=2000)),
                       ("MLPClassifier", MLPClassifier(hidden_layer_sizes=(32, 32), max_iter=800, alpha=1e-3,
                                                       random_state=seed))):
         est.fit(_flat(dtr), dtr.y.numpy())
         peers[name] = f1(dte.y.numpy(), est.predict(_flat(dte)))
-    seconds["peers"] = time.perf_counter() - t0
+    return {"peers": peers}
 
-    # -- stage 2: transfer to the held-out sarcasm set
-    t0 = time.perf_counter()
+
+def _stage_transfer(atlas, ctrl, z, seed, done) -> dict:
+    """Stage 2: probes on frozen trunks, and models from scratch, on few labels of the held-out sarcasm set."""
+    S, R, params, rows = SETTINGS, z["replicates"], done["params"], done["rows"]
     sar_tr, sar_te = make_pool(atlas, ["sar-e"]), make_pool(atlas, ["sar-e"], "test")
     rng = np.random.default_rng([seed, 11])
     ytr, yte = atlas["sar-e"]["train"].y, atlas["sar-e"]["test"].y          # local labels 0 / 1
@@ -159,10 +184,12 @@ def run_study(seed: int, scale: str = "ci") -> Study:
     transfer["scratch"] = {}
     for i, (n, r) in enumerate(keys):
         transfer["scratch"].setdefault(n, []).append(f1(sar_te.y.numpy(), pred[i]))
-    seconds["transfer"] = time.perf_counter() - t0
+    return {"transfer": transfer}
 
-    # -- stage 3: the BAM-style descriptor adapter on the frozen multi-task models, against heads retrained alone
-    t0 = time.perf_counter()
+
+def _stage_adapter(atlas, ctrl, z, seed, done) -> dict:
+    """Stage 3: the BAM-style descriptor adapter on the frozen multi-task models, against heads retrained alone."""
+    S, R, params, rows, tests = SETTINGS, z["replicates"], done["params"], done["rows"], done["tests"]
     base = {k: v[rows("multi")].clone() for k, v in params.items()}
     with_desc, heads_only = copy.deepcopy(base), copy.deepcopy(base)
     mix = make_pool(atlas, TRAIN_SETS, temperature=S["temperature"])
@@ -175,16 +202,17 @@ def run_study(seed: int, scale: str = "ci") -> Study:
         tp = tests[d][0]
         a, b = predict(with_desc, tp, adapter=True), predict(heads_only, tp)
         gains[d] = [f1(tp.y.numpy(), a[r]) - f1(tp.y.numpy(), b[r]) for r in range(R)]
-    seconds["adapter"] = time.perf_counter() - t0
+    return {"gains": gains}
 
-    # -- stage 4: linear probes (ridge) of the true latents from each trunk, on clips with every modality
-    t0 = time.perf_counter()
+
+def _stage_probes(atlas, ctrl, z, seed, done) -> dict:
+    """Stage 4: linear probes (ridge) of the true latents from each trunk, on clips with every modality."""
+    params, rows, H = done["params"], done["rows"], SETTINGS["hidden"]
     probe_split = atlas["sen-c"]["test"]
     pp = make_pool(atlas, ["sen-c"], "test")
     half = len(pp) // 2
     r2 = {}
     trunks = {"multi-task": rows("multi"), **{f"single:{d}": rows(f"single:{d}") for d in TRAIN_SETS}}
-    H = S["hidden"]
     for name, models in trunks.items():
         r2[name] = {}
         for lat in ("v", "a", "d"):
@@ -195,11 +223,7 @@ def run_study(seed: int, scale: str = "ci") -> Study:
                 fit = Ridge(alpha=1.0).fit(t[:half], target[:half])
                 vals.append(r2_score(target[half:], fit.predict(t[half:])))
             r2[name][lat] = vals
-    seconds["probes"] = time.perf_counter() - t0
-    from .model import n_parameters
-    n_params = {"per model": n_parameters(params), "adapter": n_parameters(params, ("A1", "a1", "A2", "a2", "alpha"))}
-    return Study(seed=seed, scale=scale, f1=w, macro=m, control=control, peers=peers, transfer=transfer,
-                 adapter_gain=gains, r2=r2, n_params=n_params, seconds=seconds)
+    return {"r2": r2}
 
 
 def summary_metrics(studies: list) -> dict:
