@@ -6,29 +6,8 @@ reports them.
 
 #: paper or ours claims at threshold 0 decided on a point estimate (a tie passes): they need interval=.
 POINT_ESTIMATE_AT_ZERO = {
-    "amortized-explainer:filter-raises-pool-fc",
-    "amortized-explainer:l-lc-fixes-the-offset",
     "and-or-templates:expansion-no-spurious",
-    "and-or-templates:spearman-above-cnn",
-    "behavior-atlas:shared-valence-r2",
-    "flexhinm:ft-flexhinm-gp-vs-hinm",
-    "fraud-agents:dilution-lowers-rpop",
-    "latent-trajectories:auc-grows",
-    "latent-trajectories:lt-beats-shortest",
-    "moe-grokking:consistency-rises",
-    "moe-multilingual:experts-disjoint",
-    "moe-multilingual:unseen-most-divergent",
-    "multilayer-changepoints:refinement-helps",
-    "multimodal-sae:paired-cosine-gsae",
-    "multimodal-sae:zero-shot-below-dense",
-    "neuroadapter:diffuse-to-focused",
-    "neuroadapter:mask-category-vs-v1-class",
-    "neuroadapter:ranking-helps",
     "sokoban-planning:random-drc-selective",
-    "temporal-sae:null-semantics",
-    "temporal-sae:semantics-vs-batchtopk",
-    "timeseg:iou-beats-ig-and-lime",
-    "transferability-benchmarks:zoo-a-static-beats-metrics",
 }
 
 #: paper claims not reproduced or untestable at ci, without a positive control (Ledger.positive_control).
@@ -39,6 +18,7 @@ NO_POSITIVE_CONTROL = {
     "behavior-atlas:descriptor-helps-audio-task",
     "behavior-atlas:transfer-100-labels",
     "flexhinm:ft-flexhinm-gp-near-unstructured",
+    "flexhinm:ft-flexhinm-gp-vs-hinm",         # not held since it is decided on its interval (issue 42)
     "latent-trajectories:auc-combined",
     "latent-trajectories:lt-accuracy",
     "latent-trajectories:lt-tokens",
