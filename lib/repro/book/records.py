@@ -19,10 +19,10 @@ import json
 import os
 import platform
 import re
-import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..common.provenance import git_output
 from .toc import notebooks
 
 RECORD_NAME = "full-run.json"
@@ -40,19 +40,11 @@ def rerun_command(slug: str) -> str:
     return f"python -m repro.book build --scale full --only {slug} --record"
 
 
-def _git(root: Path, *args: str) -> str:
-    try:
-        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
-
-
 def commit_of(root: Path) -> tuple[str, bool]:
     """The commit checked out at `root` and whether the chapters or the library differ from it."""
-    commit = _git(root, "rev-parse", "HEAD")
-    dirty = bool(_git(root, "status", "--porcelain", "--", "lib", "chapters", "requirements.lock", "data",
-                      ":(exclude)data/*/" + RECORD_NAME, ":(exclude)data/*/seeds-run.json"))
+    commit = git_output("rev-parse", "HEAD", cwd=root)
+    dirty = bool(git_output("status", "--porcelain", "--", "lib", "chapters", "requirements.lock", "data",
+                            ":(exclude)data/*/" + RECORD_NAME, ":(exclude)data/*/" + SEEDS_RECORD, cwd=root))
     return commit, dirty
 
 
