@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.book.claims import KINDS, as_expected, expected_outcome, outcome
+from repro.book.verdicts import KINDS, as_expected, expected_outcome, outcome
 from repro.book.pages import CHAPTER_BUDGET_S
 
 
@@ -113,7 +113,7 @@ def test_every_paper_claim_that_does_not_reproduce_has_a_positive_control(report
 
 
 def test_every_chapter_ships_a_seed_record_of_its_current_claims(report):
-    from repro.book.robustness import read_seed_records
+    from repro.book.records import read_seed_records
 
     records = read_seed_records(ROOT)
     wrong = []

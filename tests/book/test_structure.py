@@ -176,7 +176,7 @@ SWEPT_FIRST = ("specgd", "multilayer-changepoints", "temporal-sae", "causal-dive
 
 @pytest.mark.parametrize("slug", SWEPT_FIRST)
 def test_the_first_chapters_ship_their_seed_record(slug):
-    from repro.book.robustness import seeds_record_path
+    from repro.book.records import seeds_record_path
 
     assert seeds_record_path(ROOT, slug).exists(), (
         f"{slug}: no data/{slug}/seeds-run.json; make it with "
@@ -185,7 +185,7 @@ def test_the_first_chapters_ship_their_seed_record(slug):
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.name)
 def test_a_seed_record_is_complete_and_not_stale(chapter):
-    from repro.book.robustness import seeds_record_path
+    from repro.book.records import seeds_record_path
 
     path = seeds_record_path(ROOT, chapter.name)
     if not path.exists():

@@ -163,7 +163,7 @@ def _commit_all(book: Path) -> str:
 
 @pytest.mark.slow
 def test_record_writes_the_full_run_evidence_and_the_report_carries_it(minibook):
-    from repro.book.records import FullRun
+    from repro.book.full_run import FullRun
 
     commit = _commit_all(minibook)
     report = build(BuildOptions(root=minibook, scale="full", render=False, only=["good"], record=True))
@@ -183,7 +183,7 @@ def test_record_writes_the_full_run_evidence_and_the_report_carries_it(minibook)
 
 @pytest.mark.slow
 def test_record_refuses_uncommitted_code_failed_notebooks_and_wrong_options(minibook):
-    from repro.book.records import FullRun
+    from repro.book.full_run import FullRun
 
     _commit_all(minibook)
     (minibook / "lib" / "repro" / "stand_in.py").write_text("VALUE = 3\n")
@@ -202,7 +202,7 @@ def test_record_refuses_uncommitted_code_failed_notebooks_and_wrong_options(mini
 
 
 def test_a_missing_record_may_be_missing_at_full_scale(tmp_path):
-    from repro.book.records import FullRun
+    from repro.book.full_run import FullRun
 
     empty = FullRun.load("nochapter", root=tmp_path, missing_ok=True)
     assert empty.record["claims"] == [] and empty.glue() is None

@@ -4,7 +4,10 @@ import math
 
 import pytest
 
-from repro.book.claims import Ledger, claims_markdown, format_test, read_records
+from repro.book.claim_tables import claims_markdown
+from repro.book.claims import Ledger
+from repro.book.records import read_records
+from repro.book.verdicts import format_test
 
 
 @pytest.fixture
@@ -89,7 +92,8 @@ def test_noisy_claims_are_decided_on_their_interval(test, interval, holds):
 
 
 def test_an_interval_is_shown_beside_its_value_and_glued_under_names_of_its_own():
-    from repro.book.claims import glue_names, result_cell
+    from repro.book.claim_tables import result_cell
+    from repro.book.claims import glue_names
 
     record = {"observed": 0.12, "interval": [0.03, 0.21], "holds": True, "expect": True}
     assert result_cell(record) == "0.12 [0.03, 0.21] ✓"
@@ -209,24 +213,19 @@ def _notebook_gluing(path, values: dict):
     return path
 
 
-def test_a_full_run_records_what_it_computed_never_what_it_read(tmp_path):
+def test_a_full_run_records_what_it_computed_never_what_it_read(tmp_path, monkeypatch):
     """The record of a full run leaves out the `full-…` values the notebook read from the previous record, so
     records never nest (no `full-full-…` key)."""
-    from repro.book.records import FullRun, glued_values
+    import repro.book.full_run as full_run
+    from repro.book.records import glued_values
 
     nb = _notebook_gluing(tmp_path / "nb.ipynb", {"gap": 0.25, "full-gap": 0.2, "full-full-gap": 0.1})
     assert glued_values(nb) == {"gap": 0.25}
-    old = FullRun("x", {"commit": "abc", "date": "2026-12-07", "notebooks": [], "claims": [],
-                        "glued": {"nb": {"gap": 0.2, "full-gap": 0.1}}})
+    old = full_run.FullRun("x", {"commit": "abc", "date": "2026-12-07", "notebooks": [], "claims": [],
+                                 "glued": {"nb": {"gap": 0.2, "full-gap": 0.1}}})
     glued = {}
-    import repro.book.claims as claims_module
-
-    original = claims_module.glue_quietly
-    claims_module.glue_quietly = glued.update
-    try:
-        old.glue()
-    finally:
-        claims_module.glue_quietly = original
+    monkeypatch.setattr(full_run, "glue_quietly", glued.update)
+    old.glue()
     assert glued["full-gap"] == 0.2 and not any(k.startswith("full-full-") for k in glued)
 
 

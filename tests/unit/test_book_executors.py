@@ -11,7 +11,7 @@ import pytest
 from repro.book.build import BuildOptions, build, succeeded
 from repro.book.cli import main
 from repro.book.pages import fill_markers
-from repro.book.robustness import read_seed_records
+from repro.book.records import read_seed_records
 from repro.book.seeds import chapter_seeds, parse_seeds, sweep
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "minibook"

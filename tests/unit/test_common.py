@@ -139,3 +139,24 @@ def test_the_cluster_bootstrap_resamples_groups_then_items():
     for values, clusters, message in (([1.0, 2.0], [0], "one length"), ([1.0], [0], "at least 2")):
         with pytest.raises(ValueError, match=message):
             cluster_bootstrap_ci(values, clusters)
+
+
+def test_provenance_says_whether_the_library_differed_from_its_commit(tmp_path):
+    import subprocess
+
+    from repro.common.provenance import code_is_dirty, provenance_record
+
+    assert isinstance(provenance_record("x")["dirty"], bool)
+    assert not code_is_dirty(tmp_path)                                   # no repository: no commit to differ from
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "m.py").write_text("x = 1\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "w.pt").write_bytes(b"1")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "c"]):
+        subprocess.run(git + args, cwd=tmp_path, check=True, capture_output=True)
+    assert not code_is_dirty(tmp_path)
+    (tmp_path / "data" / "w.pt").write_bytes(b"2")                       # the shipped file being written: not code
+    assert not code_is_dirty(tmp_path)
+    (tmp_path / "lib" / "m.py").write_text("x = 2\n")
+    assert code_is_dirty(tmp_path)

@@ -19,7 +19,8 @@ import json
 import re
 from pathlib import Path
 
-from .claims import format_value, table_cell
+from ..common.tables import markdown_table, table_cell
+from .verdicts import format_value
 from .toc import notebooks
 
 AUTHORS_RECORD = "authors-code.json"
@@ -61,7 +62,7 @@ def read_authors_records(root: Path) -> dict:
 
 
 def _cell(value) -> str:
-    return format_value(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else table_cell(value)
+    return format_value(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
 
 
 def _chapter_section(slug: str, record: dict) -> list[str]:
@@ -69,22 +70,25 @@ def _chapter_section(slug: str, record: dict) -> list[str]:
            f"{{doc}}`The chapter </chapters/{slug}/index>`. Repository {record['repository']} at commit "
            f"`{record['commit'][:10]}`, run on {record['date']} with `{record['command']}` "
            f"({table_cell(record['environment'])}). Data: {table_cell(record['data'])}.", "",
-           "| quantity | the authors' code | ours | note |", "|---|---|---|---|"]
-    out += [f"| {table_cell(r['quantity'])} | {_cell(r['theirs'])} | {_cell(r['ours'])} | "
-            f"{table_cell(r.get('note', '')) or '—'} |" for r in record["rows"]]
+           markdown_table(["quantity", "the authors' code", "ours", "note"],
+                          [[r["quantity"], _cell(r["theirs"]), _cell(r["ours"]), r.get("note", "") or "—"]
+                           for r in record["rows"]])]
     return out + ["", str(record["agreement"]), ""]
+
+
+def _record_cell(record: dict | None) -> str:
+    if record is None:
+        return "no record yet (not released, or the run is still to be made: the chapter's *what differs* says which)"
+    return f"[{record['repository']}]({record['repository']}) at `{record['commit'][:10]}`, {record['date']}: see below"
 
 
 def authors_code_page(report: dict) -> str:
     """The page's generated part: a table of every chapter and its record, then one section per record."""
     records = report.get("authors_code") or {}
     chapters = list(dict.fromkeys(nb["chapter"] for nb in report.get("notebooks", [])))
-    out = ["| chapter | the authors' code run on our data |", "|---|---|"]
-    out += [f"| {{doc}}`{slug} </chapters/{slug}/index>` | "
-            + (f"[{records[slug]['repository']}]({records[slug]['repository']}) at `{records[slug]['commit'][:10]}`, "
-               f"{records[slug]['date']}: see below" if slug in records else
-               "no record yet (not released, or the run is still to be made: the chapter's *what differs* says which)")
-            + " |" for slug in chapters]
+    out = [markdown_table(["chapter", "the authors' code run on our data"],
+                          [[f"{{doc}}`{slug} </chapters/{slug}/index>`", _record_cell(records.get(slug))]
+                           for slug in chapters])]
     if not records:
         out += ["", "No chapter has a record of the authors' code run on our data yet (`data/<slug>/authors-code.json`)."]
     for slug, record in records.items():

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import shutil
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
@@ -21,16 +19,14 @@ from .cache import Cache, cache_key
 from .course import chapter_facts
 from .execute import Execution
 from .executors import Job, run_jobs
+from .machine import available_cores, environment
 from .params import check_parameters
-from .records import read_record, write_records
-from .robustness import read_seed_records
+from .records import read_record, read_seed_records, write_records
 from .render import render
 from .stage import stage_files, sync_stage
 from .toc import Page, notebooks
 
 TIMEOUT_S = {"ci": 600, "full": 4 * 3600}
-REPORTED_PACKAGES = ("torch", "numpy", "scipy", "scikit-learn", "matplotlib", "jupyter-book", "myst-nb", "papermill",
-                     "jupytext", "nbval")
 
 
 @dataclass
@@ -50,26 +46,6 @@ class BuildOptions:
     @property
     def build_dir(self) -> Path:
         return self.root / "_build"
-
-
-def available_cores() -> int:
-    """CPU cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-def environment() -> dict:
-    """Package versions and machine, for the status page."""
-    env = {"python": platform.python_version(), "machine": f"{platform.system()} {platform.machine()}",
-           "cores": str(available_cores())}
-    for name in REPORTED_PACKAGES:
-        try:
-            env[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            env[name] = "not installed"
-    return env
 
 
 def _params(opts: BuildOptions) -> dict:

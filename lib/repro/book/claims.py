@@ -31,28 +31,11 @@ import os
 import re
 from dataclasses import asdict, dataclass, field
 
+from .claim_tables import claims_markdown
+from .verdicts import (KINDS, UNTESTABLE, as_expected, as_number, decide, decision_range, format_observed,
+                       format_test, outcome, verdict)
+
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-OPS = {"at_least": "≥", "at_most": "≤", "between": "in"}
-KINDS = ("paper", "ours", "check")
-KIND_TITLES = {"paper": "The paper's claims", "ours": "Our own marks", "check": "Checks (true by construction)"}
-#: The three verdicts, as the records spell them in `expect` (and `holds`: True, False, None).
-UNTESTABLE = "untestable"
-MARKS = {"held": "✓", "not held": "✗", UNTESTABLE: "○"}
-
-
-def outcome(holds) -> str:
-    """'held', 'not held' or 'untestable' for a record's `holds` (True, False, None)."""
-    return UNTESTABLE if holds is None else ("held" if holds else "not held")
-
-
-def expected_outcome(expect) -> str:
-    """The verdict a chapter declares with `expect` (True, False or "untestable")."""
-    return UNTESTABLE if expect == UNTESTABLE else ("held" if expect else "not held")
-
-
-def as_expected(record: dict) -> bool:
-    """Whether a claim record's verdict is the one its chapter declares."""
-    return outcome(record.get("holds")) == expected_outcome(record.get("expect", True))
 
 
 @dataclass
@@ -85,65 +68,7 @@ class Claim:
 
     def passes(self, observed) -> bool:
         """Whether another observation (another seed's, say) passes this claim's test; NaN never does."""
-        return _holds(self.op, self.threshold, *_span(_as_number("observed", observed), None)) is True
-
-
-def format_value(x) -> str:
-    """A number as the book prints it: four significant digits, `n/a` for a missing value."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    return f"{x:.4g}"
-
-
-def format_observed(observed, interval=None) -> str:
-    """An observed value with its 95% interval when it has one: `0.12 [0.03, 0.21]`."""
-    if not interval:
-        return format_value(observed)
-    return f"{format_value(observed)} [{format_value(interval[0])}, {format_value(interval[1])}]"
-
-
-def format_test(op: str, threshold) -> str:
-    """The test a claim applies, e.g. `≥ 0.15` or `in [-2.5, -1.5]`."""
-    if op == "between":
-        lo, hi = threshold
-        return f"in [{format_value(lo)}, {format_value(hi)}]"
-    return f"{OPS[op]} {format_value(threshold)}"
-
-
-def verdict(holds, expect, reason: str = "") -> str:
-    """Held / not held / untestable (with its reason), and whether that is what the chapter expects."""
-    got, wanted = outcome(holds), expected_outcome(expect)
-    text = {"held": "✓ held", "not held": "✗ not held", UNTESTABLE: f"○ untestable: {reason or 'no test'}"}[got]
-    if got == wanted:
-        return text + (" (as expected: not reproduced)" if got == "not held" else "")
-    return f"{text} (the chapter expects {wanted})"
-
-
-def verdict_mark(holds, expect) -> str:
-    """The short verdict of a table cell: ✓ held, ✗ not held, ○ untestable, with a note when the chapter expects
-    another verdict."""
-    got, wanted = outcome(holds), expected_outcome(expect)
-    if got == wanted:
-        return {"held": "✓", "not held": "✗ (expected)", UNTESTABLE: "○ untestable"}[got]
-    if got == "not held" and wanted == "held":
-        return "✗ (unexpected)"
-    return f"{MARKS[got]} (expected {MARKS[wanted]})"
-
-
-#: The legend printed under every claim table.
-LEGEND = ("✓ held; ✗ (expected): not held, as the chapter declares (for a paper claim: not reproduced); "
-          "○ untestable: a precondition of the test failed or the observed value is undefined, so the claim was not "
-          "tested here (a defect of the miniature, not a finding about the paper); ✗ (unexpected) or "
-          "✓ (expected ✗) and the like: the verdict differs from the chapter's expectation, which the tests flag; "
-          "[lo, hi]: the 95% interval the verdict was decided on; — not run at that scale.")
-
-
-def _as_number(name, value) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {value!r}") from None
-    return number
+        return decide(self.op, self.threshold, *decision_range(as_number("observed", observed), None)) is True
 
 
 def _test(at_least, at_most, between) -> tuple[str, float | list]:
@@ -153,37 +78,13 @@ def _test(at_least, at_most, between) -> tuple[str, float | list]:
         raise ValueError("give exactly one of at_least=, at_most=, between=(lo, hi)")
     op, value = given[0]
     if op != "between":
-        return op, _as_number(op, value)
+        return op, as_number(op, value)
     if len(value) != 2:
         raise ValueError(f"between must be a pair (lo, hi), got {value!r}")
-    lo, hi = (_as_number("between", v) for v in value)
+    lo, hi = (as_number("between", v) for v in value)
     if lo > hi:
         raise ValueError(f"between=({lo}, {hi}) has lo > hi")
     return op, [lo, hi]
-
-
-def _span(observed: float, interval) -> tuple[float, float]:
-    """The range a claim is decided on: its interval when it has one, else the point (observed, observed)."""
-    if interval is None:
-        return observed, observed
-    if len(interval) != 2:
-        raise ValueError(f"interval must be a pair (lo, hi), the 95% interval of the observed value; got {interval!r}")
-    lo, hi = (_as_number("interval", v) for v in interval)
-    if lo > hi:
-        raise ValueError(f"interval=({lo}, {hi}) has lo > hi")
-    return lo, hi
-
-
-def _holds(op: str, threshold, lo: float, hi: float) -> bool | None:
-    """The decision on the range [lo, hi]: `at_least` on lo, `at_most` on hi, `between` on both; None when the range
-    is undefined (NaN)."""
-    if math.isnan(lo) or math.isnan(hi):
-        return None
-    if op == "at_least":
-        return bool(lo >= threshold)
-    if op == "at_most":
-        return bool(hi <= threshold)
-    return bool(threshold[0] <= lo and hi <= threshold[1])
 
 
 def _expect(claim_id: str, expect) -> bool | str:
@@ -217,14 +118,14 @@ class Ledger:
         """
         self._validate(id, says, kind, source, paper)
         expect = _expect(id, expect)
-        number = _as_number("observed", observed)
+        number = as_number("observed", observed)
         op, threshold = _test(at_least, at_most, between)
-        lo, hi = _span(number, interval)
+        lo, hi = decision_range(number, interval)
         unmet = self._unmet(id, requires)
         reason = (f"requires {', '.join(unmet)}, which did not hold" if unmet
                   else "the observed value is undefined" if math.isnan(lo) or math.isnan(hi) else "")
         claim = Claim(id=id, says=says, observed=None if math.isnan(number) else number, op=op, threshold=threshold,
-                      paper=str(paper), holds=None if reason else _holds(op, threshold, lo, hi), expect=expect,
+                      paper=str(paper), holds=None if reason else decide(op, threshold, lo, hi), expect=expect,
                       kind=kind, chapter=self.chapter, source=str(source),
                       interval=None if interval is None else [lo, hi], requires=list(requires), untestable=reason,
                       controls=controls)
@@ -340,66 +241,6 @@ def glue_quietly(values: dict) -> None:
 
     for name, value in values.items():
         glue(name, value, display=False)
-
-
-def claims_markdown(records, full_record: dict | None = None) -> str:
-    """Markdown tables of claim records (dicts as stored in report.json), one per kind, in the order of KINDS.
-
-    With `full_record` (a chapter's data/<slug>/full-run.json, see repro.book.records) each row also shows the value
-    and verdict of that recorded full-scale run, and claims checked at full scale only get rows of their own.
-    """
-    records = list(records)
-    full = {c["id"]: c for c in (full_record or {}).get("claims", [])}
-    seen = {c["id"] for c in records}
-    records += [{**c, "not_at_ci": True} for c in full.values() if c["id"] not in seen]
-    with_full = full_record is not None
-    missing = "not in the record" if full_record and full_record.get("commit") else "no record"
-    head = "| claim | statement | paper | test | ours" + (" at ci | full run |" if with_full else " |")
-    parts = []
-    for kind in KINDS:
-        rows = [c for c in records if c.get("kind", "paper") == kind]
-        if rows:
-            lines = [f"**{KIND_TITLES[kind]}**", "", head, "|---" * head.count(" | ") + "|---|"]
-            lines += [_row(c, full, with_full, missing) for c in rows]
-            parts.append("\n".join(lines))
-    return "\n\n".join(parts) + ("\n\n" + LEGEND if parts else "")
-
-
-def result_cell(c: dict | None, missing: str = "—") -> str:
-    """A claim's observed value and its verdict mark, or `missing` when it did not run there."""
-    if not c or c.get("not_at_ci"):
-        return missing
-    cell = f"{format_observed(c['observed'], c.get('interval'))} {verdict_mark(c['holds'], c.get('expect', True))}"
-    return cell + (f" ({c['untestable']})" if c.get("holds") is None and c.get("untestable") else "")
-
-
-def paper_cell(c: dict) -> str:
-    """What the paper says (its number or direction) and where it was read, for a table cell."""
-    paper, source = str(c.get("paper") or "").strip(), str(c.get("source") or "").strip()
-    text = f"{paper} ({source})" if paper and source and source not in paper else paper or source
-    return table_cell(text or "—")
-
-
-def _row(c: dict, full: dict, with_full: bool, missing: str) -> str:
-    says, paper = table_cell(c["says"]), paper_cell(c)
-    row = (f"| `{c['id']}` | {says} | {paper} | {format_test(c['op'], c['threshold'])} | "
-           f"{result_cell(c, '— (full scale only)')} |")
-    if with_full:
-        row += f" {result_cell(full.get(c['id']), '— (' + missing + ')')} |"
-    return row
-
-
-def table_cell(text: str) -> str:
-    """Text made safe for a markdown table cell."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def read_records(path) -> list[dict]:
-    """The claim records a notebook wrote (JSON lines); [] when it wrote none."""
-    if not os.path.exists(path):
-        return []
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def _show(markdown: str) -> None:

@@ -8,13 +8,15 @@ import sys
 import time
 from pathlib import Path
 
-from .build import BuildOptions, available_cores, build, succeeded
+from .build import BuildOptions, build, succeeded
 from .executors import EXECUTORS
-from .claims import KINDS, as_expected, expected_outcome, format_value, outcome
+from .machine import available_cores
 from .params import BookParameterError, DEVICES, SCALES
+from .records import failed_runs, write_seed_records
 from .render import render_pdf
-from .seeds import parse_seeds, sweep, sweep_failed, write_seed_records
+from .seeds import parse_seeds, sweep
 from .toc import notebooks
+from .verdicts import KINDS, as_expected, expected_outcome, format_value, outcome
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -65,7 +67,7 @@ def seeds_summary(result: dict) -> str:
     for slug, ch in result["chapters"].items():
         if ch["why"]:
             lines.append(f"{slug}: seeds {', '.join(map(str, ch['seeds']))} only: {ch['why']}")
-    lines += [f"failed: {f}" for f in sweep_failed(result)]
+    lines += [f"failed: {f}" for f in failed_runs(result)]
     lines += [f"recorded {path}" for path in result.get("recorded", [])]
     if result.get("record_error"):
         lines.append(f"NOT RECORDED: {result['record_error']}")
@@ -84,7 +86,7 @@ def _seeds(args, root: Path) -> int:
         except ValueError as err:
             result["record_error"] = str(err)
     print(seeds_summary(result))
-    return 1 if sweep_failed(result) or result.get("record_error") else 0
+    return 1 if failed_runs(result) or result.get("record_error") else 0
 
 
 def summary(report: dict) -> str:

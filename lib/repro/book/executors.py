@@ -26,6 +26,7 @@ from typing import Callable
 
 from .cache import cache_key
 from .execute import Execution, execute
+from .machine import available_cores
 
 EXECUTORS = ("local", "dask")
 #: How many times the scheduler may lose a worker while it runs a task before giving the task up: 1 = one retry.
@@ -107,7 +108,6 @@ def _threads_by_host(client) -> dict[str, int]:
     machine, or psutil's count elsewhere) over the worker threads running there."""
     import psutil
 
-    from .build import available_cores
 
     info = client.scheduler_info(n_workers=-1)["workers"]
     slots: dict[str, int] = {}

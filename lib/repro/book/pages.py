@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from ..common.tables import markdown_table, table_cell
 from .authors import authors_code_page
+from .claim_tables import claims_markdown, paper_cell, result_cell
 from .course import suggested_order
 from .robustness import chapter_seed_line, robustness_page
-from .claims import (KIND_TITLES, KINDS, LEGEND, as_expected, claims_markdown, format_test, paper_cell, result_cell,
-                     table_cell)
+from .verdicts import KIND_TITLES, KINDS, LEGEND, as_expected, format_test
 
 MARKER = re.compile(r"^<!--[ \t]*repro:(claims|scoreboard-full|scoreboard|status|course|robustness|authors-code)(?:[ \t]+([\w-]+))?[ \t]*-->[ \t]*$",
                     re.M)
@@ -83,14 +84,14 @@ def _paper_cell(records) -> str:
     return f"{n['reproduced']} / {n['not reproduced']} / {n['untestable']}"
 
 
-def _summary_row(slug: str, nbs: list[dict], full: dict | None) -> str:
+def _summary_row(slug: str, nbs: list[dict], full: dict | None) -> list[str]:
     records = _records(nbs)
     kinds_now = {c["id"]: c.get("kind", "paper") for c in records}   # a record keeps the kinds it was made with
     full_paper = (_paper_cell({**c, "kind": kinds_now.get(c["id"], c.get("kind", "paper"))} for c in full["claims"])
                   if full else "no record")
     ok = all(as_expected(c) for c in records) and all(nb["status"] != "failed" for nb in nbs)
-    return (f"| {{doc}}`{slug} </chapters/{slug}/index>` | {_paper_cell(records)} | {full_paper} | "
-            f"{_count(records, 'ours')} | {_count(records, 'check')} | {'yes' if ok else '**no**'} |")
+    return [_link(slug), _paper_cell(records), full_paper, _count(records, "ours"), _count(records, "check"),
+            "yes" if ok else "**no**"]
 
 
 def headline(report: dict) -> str:
@@ -112,37 +113,35 @@ def scoreboard(report: dict, full: bool = False) -> str:
              f"Claims checked at `scale=\"{report['scale']}\"` in the build of this page, and in each chapter's "
              "recorded full-scale run. Only the paper's claims count as reproduced or not; our own marks and the "
              "checks (true by construction) are counted apart; ○ counts the untestable ones.", "",
-             "| chapter | paper's claims reproduced / not / untestable at ci | … in the full record "
-             "| our marks held / stated | checks passed / run | every verdict as the chapter expects |",
-             "|---|---|---|---|---|---|"]
-    lines += [_summary_row(slug, nbs, _full_record(report, slug)) for slug, nbs in chapters.items()]
+             markdown_table(["chapter", "paper's claims reproduced / not / untestable at ci", "… in the full record",
+                             "our marks held / stated", "checks passed / run", "every verdict as the chapter expects"],
+                            [_summary_row(slug, nbs, _full_record(report, slug)) for slug, nbs in chapters.items()])]
     if full:
         lines += ["", every_claim(report)]
     return "\n".join(lines)
 
 
-def _board_row(slug: str, ci: dict | None, full: dict | None, has_record: bool) -> str:
+def _board_row(slug: str, ci: dict | None, full: dict | None, has_record: bool) -> list[str]:
     c = ci or full
     missing = "— (not in the record)" if has_record else "— (no record)"
-    return (f"| {slug} | `{c['id']}` | {table_cell(c['says'])} | {paper_cell(c)} | "
-            f"{format_test(c['op'], c['threshold'])} | {result_cell(ci, '— (full scale only)')} | "
-            f"{result_cell(full, missing)} |")
+    return [slug, f"`{c['id']}`", table_cell(c["says"]), paper_cell(c), format_test(c["op"], c["threshold"]),
+            result_cell(ci, "— (full scale only)"), result_cell(full, missing)]
 
 
 def every_claim(report: dict) -> str:
     """One table per kind listing every claim of the book: chapter, statement, paper's number, ci, full record."""
     parts = []
     for kind in KINDS:
-        rows = ["| chapter | claim | statement | paper (where read) | test | ours at ci | full run |",
-                "|---|---|---|---|---|---|---|"]
+        rows = []
         for slug, nbs in _by_chapter(report).items():
             full = {c["id"]: c for c in (_full_record(report, slug) or {}).get("claims", [])}
             at_ci = {c["id"]: c for c in _records(nbs)}
             for claim_id, c in {**full, **at_ci}.items():
                 if c.get("kind", "paper") == kind:
                     rows.append(_board_row(slug, at_ci.get(claim_id), full.get(claim_id), bool(full)))
-        if len(rows) > 2:
-            parts.append(f"## {KIND_TITLES[kind]}\n\n" + "\n".join(rows))
+        if rows:
+            parts.append(f"## {KIND_TITLES[kind]}\n\n" + markdown_table(
+                ["chapter", "claim", "statement", "paper (where read)", "test", "ours at ci", "full run"], rows))
     return "\n\n".join(parts) + ("\n\n" + LEGEND if parts else "")
 
 
@@ -152,22 +151,20 @@ def status(report: dict) -> str:
     lines = [f"Built at `scale=\"{report['scale']}\"`, `seed={report.get('seed', 0)}`, "
              f"`device=\"{report.get('device', 'cpu')}\"`, with `--jobs {report.get('jobs', 1)}`.", "",
              "Seconds are those of the notebook's last execution (a cached notebook keeps the time it took when it "
-             "ran), kernel start and imports included.", "",
-             "| notebook | status | seconds |", "|---|---|---|"]
+             "ran), kernel start and imports included.", ""]
     totals = defaultdict(float)
     for nb in report.get("notebooks", []):
         totals[nb["chapter"]] += nb["seconds"] or 0
-        error = f" — {nb['error']}" if nb.get("error") else ""
-        lines.append(f"| `{nb['path']}` | {nb['status']}{error} | {nb['seconds']:.1f} |")
+    lines.append(markdown_table(["notebook", "status", "seconds"],
+                                [[f"`{nb['path']}`", nb["status"] + (f" — {nb['error']}" if nb.get("error") else ""),
+                                  f"{nb['seconds']:.1f}"] for nb in report.get("notebooks", [])]))
+    budget = [[slug, f"{seconds:.1f}", ("yes" if seconds <= CHAPTER_BUDGET_S else "**no**")
+               if report["scale"] == "ci" else "n/a at full"] for slug, seconds in totals.items()]
     lines += ["", "## Chapters against the budget", "",
               f"At `scale=\"ci\"` a chapter must run in at most {CHAPTER_BUDGET_S} s on 2 cores.", "",
-              "| chapter | seconds | within budget |", "|---|---|---|"]
-    for slug, seconds in totals.items():
-        within = "yes" if seconds <= CHAPTER_BUDGET_S else "**no**"
-        lines.append(f"| {slug} | {seconds:.1f} | {within if report['scale'] == 'ci' else 'n/a at full'} |")
-    lines += ["", "## Machine and packages", "", "| | version or value |", "|---|---|"]
-    for key, value in env.items():
-        lines.append(f"| {key} | `{value}` |")
+              markdown_table(["chapter", "seconds", "within budget"], budget),
+              "", "## Machine and packages", "",
+              markdown_table(["", "version or value"], [[key, f"`{value}`"] for key, value in env.items()])]
     return "\n".join(lines)
 
 
@@ -176,6 +173,12 @@ SEMESTER_WEEKS = 14
 
 def _link(slug: str) -> str:
     return f"{{doc}}`{slug} </chapters/{slug}/index>`"
+
+
+def _cost_row(f: dict, seconds: dict, claims: dict) -> list:
+    ran = f"{seconds[f['slug']]:.0f}" if f["slug"] in seconds else "—"
+    shared = ", ".join(f"`repro.{m}`" for m in f["substrate"]) or "—"
+    return [_link(f["slug"]), f["words"], f["read_minutes"], ran, f["exercises"], claims.get(f["slug"], "—"), shared]
 
 
 def course_guide(report: dict) -> str:
@@ -190,21 +193,16 @@ def course_guide(report: dict) -> str:
     claims = {slug: len(_records(nbs)) for slug, nbs in _by_chapter(report).items()}
     by_slug = {f["slug"]: f for f in facts}
     ask = ["## What each chapter asks of a student", "",
-           "| chapter | level | prerequisites | read first |", "|---|---|---|---|"]
-    ask += [f"| {_link(f['slug'])} | {f['level']} | {table_cell(f['prerequisites'])} | "
-            f"{', '.join(_link(b) for b in f['builds_on']) or '—'} |" for f in facts]
+           markdown_table(["chapter", "level", "prerequisites", "read first"],
+                          [[_link(f["slug"]), f["level"], table_cell(f["prerequisites"]),
+                            ", ".join(_link(b) for b in f["builds_on"]) or "—"] for f in facts])]
     run = f" at `scale=\"{report['scale']}\"`"
     cost = ["## What it takes to read, run and practise", "",
             f"Reading time counts the prose of every page (code excluded) at 200 words a minute; run time is the "
             f"chapter's notebooks{run} in the build of this page (kernel start included), on the machine named on the "
             "status page; exercises are counted from the sources.", "",
-            "| chapter | words | read (min) | run (s) | exercises | claims | shared substrate |",
-            "|---|---|---|---|---|---|---|"]
-    for f in facts:
-        ran = f"{seconds[f['slug']]:.0f}" if f["slug"] in seconds else "—"
-        shared = ", ".join(f"`repro.{m}`" for m in f["substrate"]) or "—"
-        cost.append(f"| {_link(f['slug'])} | {f['words']} | {f['read_minutes']} | {ran} | {f['exercises']} | "
-                    f"{claims.get(f['slug'], '—')} | {shared} |")
+            markdown_table(["chapter", "words", "read (min)", "run (s)", "exercises", "claims", "shared substrate"],
+                           [_cost_row(f, seconds, claims) for f in facts])]
     order = suggested_order(facts)
     weeks = ["## A one-semester course", "",
              f"One chapter a week over {SEMESTER_WEEKS} weeks, the first spent on the front page and the "

@@ -1,30 +1,29 @@
-"""Records of full-scale runs (DESIGN.md §5): `data/<slug>/full-run.json`.
+"""The book's records of runs (DESIGN.md §4, §5), both kinds, under one writer policy (`check_recordable`: nothing
+failed, and the code that ran is a commit; `write_json_record`):
 
-`python -m repro.book build --scale full --only SLUG --record` writes one record per chapter it ran: the commit the
-run was made from, the date, the machine, the seconds of each notebook, every claim's record and every number its
-notebooks glued. At `scale="ci"` a
-chapter reads its record and glues from it, so that what its prose says about full scale comes from a run that left
-evidence:
+- `data/<slug>/full-run.json`, a chapter's full-scale run: `python -m repro.book build --scale full --only SLUG
+  --record` writes one per chapter it ran: the commit, the date, the machine, the seconds of each notebook, every
+  claim's record and every number its notebooks glued (`make_record`, `write_records`). At `scale="ci"` a chapter
+  reads it with `repro.book.full_run.FullRun`, so that what its prose says about full scale comes from a run that
+  left evidence.
+- `data/<slug>/seeds-run.json`, a seed sweep (`python -m repro.book seeds … --record`, see `repro.book.seeds`):
+  each claim's verdict and observed value at every seed (`write_seed_records`, `read_seed_records`).
+- The claim records a notebook appends while it runs (JSON lines, `read_records`), which the build gathers.
 
-    full = FullRun.load("specgd")        # a clear error when the chapter has no record
-    full.glue()                          # full-<claim id>-observed, full-commit, full-date, full-minutes …
-    full.observed("spec-beats-gd")       # and full-<name> for every number the full run glued
-    full.value("depth_gap")
-
-The chapter's claim table shows the record's column beside the ci column; a book test fails when a chapter has no
-record or when its record names a claim the chapter no longer checks (the record is stale: rerun it). How to read the
-records is explained on chapters/appendix/reproducibility.md.
+A book test fails when a chapter has no record, or when a record names a claim the chapter no longer checks (the
+record is stale: rerun it). How to read the records is explained on chapters/appendix/reproducibility.md.
 """
 from __future__ import annotations
 
 import json
-import math
+import os
 import platform
 import re
-import subprocess
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+
+from ..common.provenance import git_output
+from .toc import notebooks
 
 RECORD_NAME = "full-run.json"
 #: Where a record lives, relative to the book's root.
@@ -41,19 +40,11 @@ def rerun_command(slug: str) -> str:
     return f"python -m repro.book build --scale full --only {slug} --record"
 
 
-def _git(root: Path, *args: str) -> str:
-    try:
-        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
-
-
 def commit_of(root: Path) -> tuple[str, bool]:
     """The commit checked out at `root` and whether the chapters or the library differ from it."""
-    commit = _git(root, "rev-parse", "HEAD")
-    dirty = bool(_git(root, "status", "--porcelain", "--", "lib", "chapters", "requirements.lock", "data",
-                      ":(exclude)data/*/" + RECORD_NAME, ":(exclude)data/*/seeds-run.json"))
+    commit = git_output("rev-parse", "HEAD", cwd=root)
+    dirty = bool(git_output("status", "--porcelain", "--", "lib", "chapters", "requirements.lock", "data",
+                            ":(exclude)data/*/" + RECORD_NAME, ":(exclude)data/*/" + SEEDS_RECORD, cwd=root))
     return commit, dirty
 
 
@@ -163,90 +154,57 @@ def read_record(root: Path, slug: str) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _book_root() -> Path:
-    from repro import ROOT
+def read_records(path) -> list[dict]:
+    """The claim records a notebook wrote (JSON lines); [] when it wrote none."""
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
 
-    return ROOT
+
+SEEDS_RECORD = "seeds-run.json"
 
 
-@dataclass
-class FullRun:
-    """A chapter's recorded full-scale run, as its ci notebooks read it (module docstring)."""
+def seeds_record_path(root: Path, slug: str) -> Path:
+    """`data/<slug>/seeds-run.json` under the book root."""
+    return Path(root) / "data" / slug / SEEDS_RECORD
 
-    chapter: str
-    record: dict
 
-    @classmethod
-    def load(cls, chapter: str, root: Path | None = None, *, missing_ok: bool = False) -> "FullRun":
-        """Read `data/<chapter>/full-run.json`; a missing record raises FileNotFoundError with the command to run.
+def read_seed_records(root: Path) -> dict:
+    """Every chapter's shipped seed record, {slug: record}, in the book's order (chapters without one left out)."""
+    out = {}
+    for slug in dict.fromkeys(p.chapter for p in notebooks(root)):
+        path = seeds_record_path(root, slug)
+        if path.exists():
+            out[slug] = json.loads(path.read_text(encoding="utf-8"))
+    return out
 
-        `missing_ok=True` (a notebook passes `missing_ok=run.full`: the full run being recorded may be the first)
-        gives an empty record instead, which glues nothing.
-        """
-        root = _book_root() if root is None else Path(root)
-        record = read_record(root, chapter)
-        if record is None and missing_ok:
-            return cls(chapter, {"commit": "", "date": "", "notebooks": [], "claims": [], "glued": {}})
-        if record is None:
-            raise FileNotFoundError(f"{RECORD_PATH.format(slug=chapter)} is missing: chapter {chapter!r} has no "
-                                    f"record of a full-scale run. Make one with `{rerun_command(chapter)}`.")
-        return cls(chapter, record)
 
-    @property
-    def commit(self) -> str:
-        """The first 10 hex digits of the commit the run was made from."""
-        return self.record["commit"][:10]
+def failed_runs(result: dict) -> list[str]:
+    """'path at seed k: error' for every notebook run of a seed sweep's result that failed."""
+    return [f"{r['path']} at seed {r['seed']}: {r['error']}" for ch in result["chapters"].values() for r in ch["runs"]
+            if r["status"] == "failed"]
 
-    @property
-    def date(self) -> str:
-        """The day the run finished (YYYY-MM-DD, UTC)."""
-        return self.record["date"][:10]
 
-    @property
-    def minutes(self) -> float:
-        """Minutes the chapter's notebooks took in that run."""
-        return sum(nb["seconds"] for nb in self.record["notebooks"]) / 60
+def write_seed_records(result: dict, root: Path) -> list[Path]:
+    """`data/<slug>/seeds-run.json` for every chapter of the sweep; ValueError (nothing written) when a run failed
+    or the code that ran is not a commit."""
+    commit = check_recordable(failed_runs(result), root)
+    env = result["environment"]
+    date = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    written = []
+    for slug, chapter in result["chapters"].items():
+        record = {"chapter": slug, "commit": commit, "date": date, "scale": result["scale"],
+                  "device": result["device"], "executor": result["executor"],
+                  "machine": f"{env.get('machine', '?')}, {env.get('cores', '?')} cores",
+                  "command": f"python -m repro.book seeds --seeds {_spec(chapter['seeds'])} --only {slug} "
+                             f"--scale {result['scale']} --record", **chapter}
+        written.append(write_json_record(seeds_record_path(root, slug), record))
+    return written
 
-    def claim(self, claim_id: str) -> dict:
-        """The record of one claim; KeyError naming the claims there are when it is not in the record."""
-        for c in self.record["claims"]:
-            if c["id"] == claim_id:
-                return c
-        known = ", ".join(c["id"] for c in self.record["claims"])
-        raise KeyError(f"claim {claim_id!r} is not in {RECORD_PATH.format(slug=self.chapter)} (it has: {known}); "
-                       f"if the chapter added it since, rerun `{rerun_command(self.chapter)}`")
 
-    def observed(self, claim_id: str) -> float:
-        """A claim's observed value in the full run (NaN when it had none)."""
-        value = self.claim(claim_id)["observed"]
-        return math.nan if value is None else value
-
-    def holds(self, claim_id: str) -> bool | None:
-        """Whether the claim held in the full run (None when it was untestable there)."""
-        held = self.claim(claim_id)["holds"]
-        return None if held is None else bool(held)
-
-    def value(self, name: str):
-        """A number (or short text) that a notebook of the full run glued under `name`."""
-        for glued in self.record.get("glued", {}).values():
-            if name in glued:
-                return _recorded(glued[name])
-        raise KeyError(f"the full run recorded in {RECORD_PATH.format(slug=self.chapter)} glued no {name!r}; if the "
-                       f"chapter glues it since, rerun `{rerun_command(self.chapter)}`")
-
-    def glue(self) -> None:
-        """Glue `full-commit`, `full-date`, `full-minutes`, `full-machine`; for each claim `full-<id>-observed` and
-        `full-<id>-verdict` (held / not held); and every value the full run glued, as `full-<its name>`."""
-        from .claims import PlainText, glue_quietly, outcome
-
-        if not self.record["commit"]:
-            return
-        values = {"full-commit": PlainText(self.commit), "full-date": PlainText(self.date),
-                  "full-minutes": self.minutes, "full-machine": PlainText(self.record.get("machine", ""))}
-        for c in self.record["claims"]:
-            values[f"full-{c['id']}-observed"] = self.observed(c["id"])
-            values[f"full-{c['id']}-verdict"] = PlainText(outcome(c["holds"]))
-        for glued in self.record.get("glued", {}).values():
-            values.update({f"full-{k}": v if isinstance(v, float) else PlainText(v)
-                           for k, v in ((k, _recorded(v)) for k, v in glued.items()) if not k.startswith(FULL_PREFIX)})
-        glue_quietly(values)
+def _spec(seeds: list[int]) -> str:
+    """The shortest --seeds text for a list: 0-9 for a run of seeds, else a comma list."""
+    if seeds and seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ",".join(map(str, seeds))

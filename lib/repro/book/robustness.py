@@ -11,26 +11,9 @@ import json
 import statistics
 from pathlib import Path
 
-from .claims import UNTESTABLE, expected_outcome, format_value, outcome, table_cell
-from .toc import notebooks
-
-SEEDS_RECORD = "seeds-run.json"
-
-
-def seeds_record_path(root: Path, slug: str) -> Path:
-    """`data/<slug>/seeds-run.json` under the book root."""
-    return Path(root) / "data" / slug / SEEDS_RECORD
-
-
-def read_seed_records(root: Path) -> dict:
-    """Every chapter's shipped seed record, {slug: record}, in the book's order (chapters without one left out)."""
-    out = {}
-    for slug in dict.fromkeys(p.chapter for p in notebooks(root)):
-        path = seeds_record_path(root, slug)
-        if path.exists():
-            out[slug] = json.loads(path.read_text(encoding="utf-8"))
-    return out
-
+from ..common.tables import markdown_table, table_cell
+from .records import read_seed_records
+from .verdicts import UNTESTABLE, expected_outcome, format_value, outcome
 
 def _numbers(claim: dict) -> list[float]:
     values = [v for v in claim["observed"].values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
@@ -68,17 +51,15 @@ def _failed_at(claim: dict, record: dict) -> str:
     return ", ".join(off) or "—"
 
 
-def _row(slug: str, claim: dict, record: dict, with_chapter: bool) -> str:
-    mark = "yes" if claim["as_expected"] else "**no**"
-    first = f"{{ref}}`{slug} <{anchor(slug)}>` | " if with_chapter else ""
+def _row(slug: str, claim: dict, record: dict, with_chapter: bool) -> list[str]:
+    first = [f"{{ref}}`{slug} <{anchor(slug)}>`"] if with_chapter else []
     kind = record.get("kinds_now", {}).get(claim["id"], claim["kind"])
-    return (f"| {first}`{claim['id']}` | {kind} | {table_cell(claim['says'])} | {_held(claim, record)} | "
-            f"{_expected(claim)} | {mark} | {_failed_at(claim, record)} | {spread(claim)} |")
+    return first + [f"`{claim['id']}`", kind, table_cell(claim["says"]), _held(claim, record), _expected(claim),
+                    "yes" if claim["as_expected"] else "**no**", _failed_at(claim, record), spread(claim)]
 
 
-HEADER = ("| claim | kind | statement | held at | the chapter expects it to | as expected at every seed | "
-          "seeds off | observed min / median / max |")
-RULE = "|---|---|---|---|---|---|---|---|"
+HEADER = ["claim", "kind", "statement", "held at", "the chapter expects it to", "as expected at every seed",
+          "seeds off", "observed min / median / max"]
 
 
 def _record_line(slug: str, record: dict) -> str:
@@ -109,8 +90,8 @@ def robustness_page(report: dict) -> str:
     out = ["## Fragile claims", ""]
     if fragile:
         out += ["Verdicts that change with the seed, or that differ from what the chapter declares at some seed.", "",
-                "| chapter " + HEADER, "|---" + RULE]
-        out += [_row(slug, c, records[slug], with_chapter=True) for slug, c in fragile]
+                markdown_table(["chapter", *HEADER],
+                               [_row(slug, c, records[slug], with_chapter=True) for slug, c in fragile])]
     else:
         out.append("None: every recorded claim has the same verdict at every seed of its chapter's record.")
     total = sum(len(r["claims"]) for r in records.values())
@@ -118,9 +99,8 @@ def robustness_page(report: dict) -> str:
             "## Every swept claim, by chapter", ""]
     for slug, record in records.items():
         out += [f"({anchor(slug)})=", f"### {slug}", "", _record_line(slug, record) + f" Chapter: "
-                f"{{doc}}`{slug} </chapters/{slug}/index>`.", "", HEADER, RULE]
-        out += [_row(slug, c, record, with_chapter=False) for c in record["claims"]]
-        out.append("")
+                f"{{doc}}`{slug} </chapters/{slug}/index>`.", "",
+                markdown_table(HEADER, [_row(slug, c, record, with_chapter=False) for c in record["claims"]]), ""]
     unswept = [s for s in chapters if s not in records]
     if unswept:
         out += ["## Chapters without a seed record", "",

@@ -19,15 +19,13 @@ from __future__ import annotations
 import json
 import re
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 from .build import BuildOptions, environment, execute_pages
-from .claims import UNTESTABLE, expected_outcome, outcome
+from .verdicts import UNTESTABLE, expected_outcome, outcome
 from .course import front_matter
 from .params import check_parameters
-from .records import check_recordable, write_json_record
-from .robustness import seeds_record_path
+from .records import failed_runs
 from .toc import notebooks
 
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
@@ -110,33 +108,3 @@ def sweep(opts: BuildOptions, seeds: list[int]) -> dict:
     opts.build_dir.mkdir(exist_ok=True)
     (opts.build_dir / "seeds.json").write_text(json.dumps(result, indent=1, ensure_ascii=False))
     return result
-
-
-def sweep_failed(result: dict) -> list[str]:
-    """'path at seed k: error' for every notebook run of the sweep that failed."""
-    return [f"{r['path']} at seed {r['seed']}: {r['error']}" for ch in result["chapters"].values() for r in ch["runs"]
-            if r["status"] == "failed"]
-
-
-def write_seed_records(result: dict, root: Path) -> list[Path]:
-    """`data/<slug>/seeds-run.json` for every chapter of the sweep; ValueError (nothing written) when a run failed
-    or the code that ran is not a commit."""
-    commit = check_recordable(sweep_failed(result), root)
-    env = result["environment"]
-    date = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    written = []
-    for slug, chapter in result["chapters"].items():
-        record = {"chapter": slug, "commit": commit, "date": date, "scale": result["scale"],
-                  "device": result["device"], "executor": result["executor"],
-                  "machine": f"{env.get('machine', '?')}, {env.get('cores', '?')} cores",
-                  "command": f"python -m repro.book seeds --seeds {_spec(chapter['seeds'])} --only {slug} "
-                             f"--scale {result['scale']} --record", **chapter}
-        written.append(write_json_record(seeds_record_path(root, slug), record))
-    return written
-
-
-def _spec(seeds: list[int]) -> str:
-    """The shortest --seeds text for a list: 0-9 for a run of seeds, else a comma list."""
-    if seeds and seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
-        return f"{seeds[0]}-{seeds[-1]}"
-    return ",".join(map(str, seeds))

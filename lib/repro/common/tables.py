@@ -4,7 +4,7 @@ Explained in chapters/appendix/reproducibility.md.
 """
 from __future__ import annotations
 
-__all__ = ["markdown_table"]
+__all__ = ["markdown_table", "table_cell"]
 
 
 def markdown_table(header, rows, note: str = "") -> str:
@@ -14,12 +14,12 @@ def markdown_table(header, rows, note: str = "") -> str:
     every row must have as many cells as the header. A ``|`` in plain text is escaped, so that it does not split the
     cell (one inside math or code is left as written). ``note``, if given, follows the table after a blank line.
     """
-    header = [_cell(h) for h in header]
+    header = [table_cell(h) for h in header]
     if not header:
         raise ValueError("header must name at least one column")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for i, row in enumerate(rows):
-        cells = [_cell(c) for c in row]
+        cells = [table_cell(c) for c in row]
         if len(cells) != len(header):
             raise ValueError(f"row {i} has {len(cells)} cells but the header has {len(header)}: {cells!r}")
         lines.append("| " + " | ".join(cells) + " |")
@@ -27,9 +27,13 @@ def markdown_table(header, rows, note: str = "") -> str:
     return f"{text}\n\n{note}" if note else text
 
 
-def _cell(value) -> str:
-    """`value` as a table cell: ``str``, with a plain-text ``|`` escaped (math and code cells are left alone)."""
-    text = str(value)
+def table_cell(value) -> str:
+    """`value` as one markdown table cell: ``str``, on one line, with a plain-text ``|`` escaped so that it does not
+    split the cell (a cell with math or code is left as written, since ``\\|`` means something else there).
+
+    Explained in chapters/appendix/reproducibility.md.
+    """
+    text = str(value).replace("\n", " ")
     if "$" in text or "`" in text:
         return text
     return text.replace("\\|", "|").replace("|", "\\|")

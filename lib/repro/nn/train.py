@@ -11,7 +11,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-from ..book.progress import progress
+from ..common.progress import progress
 from ..common import check_int
 
 

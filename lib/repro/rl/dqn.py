@@ -259,7 +259,7 @@ def train(cfg: DQNConfig, seeds, update=None, progress=None) -> TrainLog:
     """Train one run per seed with ``update`` (default :class:`DQNUpdate`), all runs batched in one model.
 
     Explained in chapters/scorer/02_experiments.md. Every run draws its exploration, replay samples, environment
-    and initial weights from its own seed only. ``progress`` wraps the step loop (e.g. ``repro.book.progress``).
+    and initial weights from its own seed only. ``progress`` wraps the step loop (e.g. ``repro.common.progress``).
     The loop runs torch on one thread (never more than it was given): its matrices are tiny, and extra threads only
     add synchronisation, which on a busy machine can make training many times slower.
     """

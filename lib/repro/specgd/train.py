@@ -133,7 +133,7 @@ def train_linear(data: GMMData, method: str, lrs, steps: int, eval_at=None, dire
     W <- W - eta D(G) with D from :mod:`repro.specgd.updates`; Muon runs through torch.optim.Muon
     (momentum 0, no weight decay) and Adam through torch.optim.Adam (its defaults), one parameter group per lr. Balanced accuracy on the
     validation and test sets is recorded at the steps in ``eval_at`` (default: every step).
-    ``progress`` may wrap the step range (e.g. repro.book.progress).
+    ``progress`` may wrap the step range (e.g. repro.common.progress).
     """
     check_method(method)
     etas, eval_at = run_schedule(data, lrs, steps, eval_at)
