@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 from .build import BuildOptions, environment, execute_pages
