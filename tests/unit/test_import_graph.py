@@ -210,3 +210,18 @@ def test_substrate_has_two_chapters_as_clients_or_is_a_listed_debt(graph):
     assert not new, f"substrate with fewer than two chapters as clients (move it into its chapter): {new}"
     fixed = sorted(set(SINGLE_CLIENT_SUBSTRATE) - set(single))
     assert not fixed, f"now shared or gone, remove from SINGLE_CLIENT_SUBSTRATE: {fixed}"
+
+
+MAX_FUNCTION_LINES = 60
+
+
+def long_functions(source: str) -> list[tuple[str, int]]:
+    """(name, lines) of every function in `source` longer than MAX_FUNCTION_LINES, docstring included."""
+    return [(n.name, n.end_lineno - n.lineno + 1) for n in ast.walk(ast.parse(source))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > MAX_FUNCTION_LINES]
+
+
+def test_no_function_of_the_library_is_over_60_lines():
+    assert long_functions("def f():\n" + "    x = 1\n" * 60) == [("f", 61)]      # the counter finds a planted one
+    found = {name: found for name, path in modules().items() if (found := long_functions(path.read_text()))}
+    assert not found, f"functions over {MAX_FUNCTION_LINES} lines (split them into named steps): {found}"

@@ -80,9 +80,18 @@ def run_task(name: str, scale: str = "ci", seed: int = 0, settings: dict | None 
     z, st = SIZES[scale], {**SETTINGS, **(settings or {})}
     seed = check_int("seed", seed, 0)
     task = make_task(name, z["n_train"], z["n_test"], seed=seed, steps=z["target_steps"])
-    g, G = task.groups, task.n_groups
     ref = task.x_train[:20]
-    # 1. priors on the explainer-training inputs, dedup, scores, filter
+    pools, kept, pool_fc, pool_items = _prior_pools(task, ref, st, seed)
+    logs, learned, train_secs, deepfaith = _train_learned(task, pools, z, st, seed)
+    scores, ranks, per_metric, items, secs = _evaluate_methods(task, ref, learned, st, seed)
+    secs.update(_batched_seconds(task, deepfaith, st))
+    return TaskResult(name, task.accuracy, len(task.x_train), len(task.x_test), task.n_groups, kept, pool_fc, logs,
+                      scores, ranks, per_metric, secs, train_secs, items, pool_items)
+
+
+def _prior_pools(task, ref, st: dict, seed: int):
+    """Step 1: the priors' maps on the explainer-training inputs, deduplicated, scored and filtered into pools."""
+    g, G = task.groups, task.n_groups
     train_maps, _ = explain_all(task.prob, task.x_train, g, G, reference=ref, seed=seed)
     stack = _pool_stack(train_maps, PRIORS)
     keep_d = dedup(stack, st["delta"])
@@ -98,9 +107,14 @@ def run_task(name: str, scale: str = "ci", seed: int = 0, settings: dict | None 
                "inputs without a kept map": int((keep_f.sum(1) == 0).sum())}
     pool_items = {"fc": fc.detach().numpy().astype(float), "dedup": keep_d.numpy().astype(bool),
                   "filtered": keep_f.numpy().astype(bool)}
-    # 2. the learned explainers
+    return pools, kept, pool_fc, pool_items
+
+
+def _train_learned(task, pools: dict, z: dict, st: dict, seed: int):
+    """Step 2: train each learned explainer of LEARNED on its pool; its maps of the test inputs."""
+    g, G = task.groups, task.n_groups
     tok_test = tokens(task.x_test, g, G)
-    logs, learned, train_secs = {}, {}, {}
+    logs, learned, train_secs, deepfaith = {}, {}, {}, None
     for label, mode, src in LEARNED:
         torch.manual_seed(seed)
         phi = Explainer(G, task.token_dim, st["width"], st["layers"], st["heads"])
@@ -115,7 +129,13 @@ def run_task(name: str, scale: str = "ci", seed: int = 0, settings: dict | None 
             learned[label] = phi(tok_test)
         if label == "DeepFaith":
             deepfaith = phi
-    # 3. evaluation on the test inputs, under baseline 0 and under Gaussian noise
+    return logs, learned, train_secs, deepfaith
+
+
+def _evaluate_methods(task, ref, learned: dict, st: dict, seed: int):
+    """Step 3: every method's scores on the test inputs, under baseline 0 and under Gaussian noise, and their ranks;
+    also the priors' seconds per input."""
+    g, G = task.groups, task.n_groups
     test_maps, secs = explain_all(task.prob, task.x_test, g, G, reference=ref, seed=seed)
     methods = {**test_maps, **learned}
     noise = st["noise_sd"] * torch.randn(task.x_test.shape, generator=torch.Generator().manual_seed(seed + 7))
@@ -127,16 +147,20 @@ def run_task(name: str, scale: str = "ci", seed: int = 0, settings: dict | None 
                         for k, a in methods.items()}
         scores[bname] = {k: {m: float(v.mean()) for m, v in per.items()} for k, per in items[bname].items()}
         ranks[bname], per_metric[bname] = mean_ranks(scores[bname])
-    # 4. time per explained input, batched: DeepFaith's forward pass against IG on the test inputs tiled to
-    #    `timing_rows` rows, each the best of `timing_repeats` runs (on a few dozen rows both take milliseconds, and
-    #    per-call overhead and the machine's load decide the ratio); the other priors were timed once, above
+    return scores, ranks, per_metric, items, secs
+
+
+def _batched_seconds(task, deepfaith, st: dict) -> dict:
+    """Step 4: time per explained input, batched: DeepFaith's forward pass against IG on the test inputs tiled to
+    `timing_rows` rows, each the best of `timing_repeats` runs (on a few dozen rows both take milliseconds, and
+    per-call overhead and the machine's load decide the ratio); the other priors were timed once, in step 3."""
+    g, G = task.groups, task.n_groups
     reps, rows = st["timing_repeats"], st["timing_rows"]
     xt = task.x_test.repeat(-(-rows // len(task.x_test)), *([1] * (task.x_test.ndim - 1)))[:rows]
     with torch.no_grad():
-        secs["DeepFaith"] = time_per_input(lambda: deepfaith(tokens(xt, g, G)), rows, reps)
-    secs["IG"] = time_per_input(lambda: explain("IG", task.prob, xt, g, ig_steps=20), rows, reps)
-    return TaskResult(name, task.accuracy, len(task.x_train), len(task.x_test), G, kept, pool_fc, logs, scores, ranks, per_metric,
-                      secs, train_secs, items, pool_items)
+        deepfaith_s = time_per_input(lambda: deepfaith(tokens(xt, g, G)), rows, reps)
+    return {"DeepFaith": deepfaith_s, "IG": time_per_input(lambda: explain("IG", task.prob, xt, g, ig_steps=20),
+                                                             rows, reps)}
 
 
 def _resample_weights(n: int, n_resamples: int, rng) -> np.ndarray:

@@ -40,6 +40,19 @@ class Rollout:
         return float(self.solved.mean())
 
 
+def _check_rollout(model, policy: str, actions, max_steps: int, record: bool) -> int:
+    """The arguments of `rollout` that must agree, checked with a clear error; returns max_steps as an int."""
+    check_choice("policy", policy, ("greedy", "random", "replay"))
+    if (policy == "replay") != (actions is not None):
+        raise ValueError("actions must be given exactly when policy='replay'")
+    max_steps = check_int("max_steps", max_steps)
+    if policy == "greedy" and not isinstance(model, DRC):
+        raise ValueError("model must be a DRC for policy='greedy'")
+    if record and model is None:
+        raise ValueError("record=True needs a model")
+    return max_steps
+
+
 def rollout(model: DRC | None, grids, max_steps: int = 30, *, policy: str = "greedy", ablate=None,
             record: bool = False, seed: int = 0, actions=None) -> Rollout:
     """Play every level of `grids` (B, H, W) for at most `max_steps` steps with the DRC's greedy policy
@@ -49,14 +62,7 @@ def rollout(model: DRC | None, grids, max_steps: int = 30, *, policy: str = "gre
     `ablate` is a (D, C) 0/1 array: channels at 0 are zeroed after every tick. Explained in
     chapters/sokoban-planning/02_experiments.md.
     """
-    check_choice("policy", policy, ("greedy", "random", "replay"))
-    if (policy == "replay") != (actions is not None):
-        raise ValueError("actions must be given exactly when policy='replay'")
-    max_steps = check_int("max_steps", max_steps)
-    if policy == "greedy" and not isinstance(model, DRC):
-        raise ValueError("model must be a DRC for policy='greedy'")
-    if record and model is None:
-        raise ValueError("record=True needs a model")
+    max_steps = _check_rollout(model, policy, actions, max_steps, record)
     grids = np.asarray(grids)
     env = SokobanBatch(grids)
     b = len(env)

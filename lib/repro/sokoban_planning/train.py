@@ -87,32 +87,7 @@ def train_bc(model: DRC, grids, tables, cfg: TrainConfig = TrainConfig(), progre
         beta = float(np.clip(2.0 - 2.0 * it / max(1.0, cfg.beta_fraction * cfg.iterations), 0.0, 1.0))
         idx = rng.choice(len(grids), cfg.batch, replace=False)
         env = SokobanBatch(grids[idx])
-        tabs = [tables[i] for i in idx]
-        state = model.initial_state(cfg.batch)
-        live = np.arange(cfg.batch)                     # levels not yet finished: the only ones computed
-        losses, correct, count = [], 0, 0
-        for _ in range(cfg.max_steps):
-            logits, state = model.step(torch.from_numpy(env.observe()[live]), state)
-            expert = expert_actions(env, tabs)[live]
-            valid = expert >= 0
-            if valid.any():
-                v = torch.from_numpy(np.flatnonzero(valid))
-                target = torch.from_numpy(expert[valid])
-                losses.append(F.cross_entropy(logits[v], target, reduction="sum"))
-                correct += int((logits[v].argmax(1) == target).sum())
-                count += int(valid.sum())
-            with torch.no_grad():
-                own = torch.multinomial(torch.softmax(logits, 1), 1)[:, 0].numpy()
-            act = np.zeros(cfg.batch, dtype=np.int64)
-            act[live] = np.where(valid & (rng.random(len(live)) < beta), expert, own)
-            env.step(act)
-            keep = np.flatnonzero(~env.done[live])
-            if len(keep) == 0:
-                break
-            if len(keep) < len(live):
-                k = torch.from_numpy(keep)
-                state = (state[0][:, k], state[1][:, k])
-                live = live[keep]
+        losses, correct, count = _dagger_batch(model, env, [tables[i] for i in idx], cfg, beta, rng)
         loss = torch.stack(losses).sum() / max(count, 1)
         opt.zero_grad()
         loss.backward()
@@ -126,6 +101,38 @@ def train_bc(model: DRC, grids, tables, cfg: TrainConfig = TrainConfig(), progre
     model.eval()
     log["seconds"] = time.perf_counter() - t0
     return log
+
+
+def _dagger_batch(model: DRC, env: SokobanBatch, tabs: list, cfg: TrainConfig, beta: float, rng) -> tuple:
+    """Play one batch of levels to the end (or cfg.max_steps): at each step the expert's action is the label, and the
+    move taken is the expert's with probability `beta`, else the agent's own sample (DAgger). Only levels not yet
+    finished are computed. Returns (per-step summed losses, correct labels, labelled steps)."""
+    state = model.initial_state(cfg.batch)
+    live = np.arange(cfg.batch)
+    losses, correct, count = [], 0, 0
+    for _ in range(cfg.max_steps):
+        logits, state = model.step(torch.from_numpy(env.observe()[live]), state)
+        expert = expert_actions(env, tabs)[live]
+        valid = expert >= 0
+        if valid.any():
+            v = torch.from_numpy(np.flatnonzero(valid))
+            target = torch.from_numpy(expert[valid])
+            losses.append(F.cross_entropy(logits[v], target, reduction="sum"))
+            correct += int((logits[v].argmax(1) == target).sum())
+            count += int(valid.sum())
+        with torch.no_grad():
+            own = torch.multinomial(torch.softmax(logits, 1), 1)[:, 0].numpy()
+        act = np.zeros(cfg.batch, dtype=np.int64)
+        act[live] = np.where(valid & (rng.random(len(live)) < beta), expert, own)
+        env.step(act)
+        keep = np.flatnonzero(~env.done[live])
+        if len(keep) == 0:
+            break
+        if len(keep) < len(live):
+            k = torch.from_numpy(keep)
+            state = (state[0][:, k], state[1][:, k])
+            live = live[keep]
+    return losses, correct, count
 
 
 def save_agent(model: DRC, path, train_cfg: TrainConfig, log: dict | None = None, **provenance) -> Path:
