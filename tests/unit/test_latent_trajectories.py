@@ -7,7 +7,7 @@ import torch
 from repro import latent_trajectories as lt
 from repro.latent_trajectories import selection as sel
 from repro.latent_trajectories import signals as sg
-from repro.latent_trajectories.traces import NL, PAD, TOKEN
+from repro.latent_trajectories.traces import PAD
 
 
 def line(N, step=0.5, d=6, layers=3):

@@ -6,7 +6,7 @@ import torch
 
 from repro.neuroadapter.adapter import NeuroAdapter, ParcelMapper, token_dropout, train_adapter, train_unet
 from repro.neuroadapter.baselines import shuffled
-from repro.neuroadapter.cortex import PARCELS, ROIS, VOXELS, Cortex, digit_stimuli, upsample
+from repro.neuroadapter.cortex import PARCELS, VOXELS, Cortex, digit_stimuli, upsample
 from repro.neuroadapter.diffusion import Schedule, ddim_step, ddim_timesteps, guided_eps, min_snr_weight, sample
 from repro.neuroadapter.ibbi import brain_view, image_view, peak_distance, roi_share, spatial_entropy
 from repro.neuroadapter.metrics import pixcorr, ssim, two_way_identification

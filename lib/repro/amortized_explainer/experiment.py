@@ -13,7 +13,7 @@ import torch
 
 from ..attribution.metrics import METRICS, evaluate, mean_ranks
 from ..common.checks import check_choice, check_int
-from .explainer import DynamicAlpha, Explainer, TrainLog, tokens, train_explainer
+from .explainer import DynamicAlpha, Explainer, tokens, train_explainer
 from .priors import PRIORS, explain, explain_all
 from .supervision import dedup, filter_maps, pool
 from .tasks import make_task

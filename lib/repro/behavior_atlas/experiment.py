@@ -18,7 +18,7 @@ from sklearn.neural_network import MLPClassifier
 
 from repro.common import check_choice, check_int
 
-from .generator import SPEC, TRAIN_SETS, make_atlas
+from .generator import TRAIN_SETS, make_atlas
 from .metrics import f1
 from .model import Pool, features, init_params, make_pool, predict, train, train_probes
 

@@ -6,7 +6,6 @@ failed, the rest still execute and render, and the exit status is non-zero.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass

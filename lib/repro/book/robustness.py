@@ -7,13 +7,11 @@ verdict that turns with the seed is not yet a finding (DESIGN.md §4).
 """
 from __future__ import annotations
 
-import json
 import statistics
-from pathlib import Path
 
 from ..common.tables import markdown_table, table_cell
-from .records import read_seed_records
 from .verdicts import UNTESTABLE, expected_outcome, format_value, outcome
+
 
 def _numbers(claim: dict) -> list[float]:
     values = [v for v in claim["observed"].values() if isinstance(v, (int, float)) and not isinstance(v, bool)]

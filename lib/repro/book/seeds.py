@@ -26,7 +26,6 @@ from .build import BuildOptions, environment, execute_pages
 from .verdicts import UNTESTABLE, expected_outcome, outcome
 from .course import front_matter
 from .params import check_parameters
-from .records import failed_runs
 from .toc import notebooks
 
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from ..common.checks import check_choice, check_int, check_non_negative
-from .baselines import rank_by_encoder, ridge_fit, shuffled
+from .baselines import rank_by_encoder, ridge_fit
 from .cortex import ROIS
 from .diffusion import Schedule, sample
 from .ibbi import brain_view, image_view, peak_distance, spatial_entropy
