@@ -2,7 +2,8 @@
 
 - `repro.book`: the machinery (build, cache, claims, scale and seeding, plot style); see chapters/intro.md.
 - `repro.common`: the generic helpers, each written once (checks, seed spreads, thread limits, provenance, tables).
-- `repro.nn`, `repro.data`, `repro.rl`, `repro.interventions`: substrate that chapters share.
+- `repro.nn`: substrate that chapters share (DESIGN.md §1: code moves here when a second chapter needs it; until then it
+  lives in its chapter's package).
 - one module or package per paper's method, named after its chapter: chapters/<slug>/ -> `repro.<slug_with_underscores>`
   (e.g. `repro.specgd`, explained in chapters/specgd/).
 """

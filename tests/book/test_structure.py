@@ -47,7 +47,8 @@ def test_notebook_anatomy(notebook):
     assert assigned == {"scale", "seed", "device"}, f"the parameters cell sets {sorted(assigned)}"
     assert re.search(r'^scale\s*=\s*"ci"', params[0], re.M) and re.search(r"^seed\s*=\s*0", params[0], re.M)
     assert any("nbval-check-output" in tags for tags, _ in all_cells), "needs a cell tagged nbval-check-output"
-    assert "setup(scale=scale, seed=seed, device=device)" in text, "validate the parameters with repro.book.setup"
+    assert re.search(r'^run(, ledger)? = (start\("[a-z0-9-]+", |setup\()scale=scale, seed=seed, device=device[,)]',
+                     text, re.M), "validate the parameters with repro.book.start (or setup)"
     assert not re.search(r"from repro[\w.]* import \*", text), "import explicitly from repro"
     assert "{exercise}" in text and "{solution}" in text, "end with exercises and their solutions"
 

@@ -1,4 +1,4 @@
-"""Unit tests of repro.attribution (the faithfulness metrics) and repro.amortized_explainer
+"""Unit tests of repro.amortized_explainer and its faithfulness metrics (repro.amortized_explainer.faithfulness)
 (chapters/amortized-explainer): metrics on cases with known answers, captum's infidelity, groups, dedup and filter,
 the two signs of L_LC, the dynamic α, validation, and a tiny training run on the additive-logit toy."""
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 import torch
 from scipy.stats import pearsonr, spearmanr
 
-from repro import attribution as at
+from repro.amortized_explainer import faithfulness as at
 from repro.common import thread_limit
 from repro import amortized_explainer as ae
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from repro import causal_divergence as cd
-from repro.interventions import mean_difference, mean_difference_patch
+from repro.causal_divergence import mean_difference, mean_difference_patch
 
 
 def test_hidden_pathway_circuit_exactly():

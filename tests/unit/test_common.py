@@ -160,3 +160,16 @@ def test_provenance_says_whether_the_library_differed_from_its_commit(tmp_path):
     assert not code_is_dirty(tmp_path)
     (tmp_path / "lib" / "m.py").write_text("x = 2\n")
     assert code_is_dirty(tmp_path)
+
+
+def test_stopwatch_times_its_block_and_stops_when_the_block_ends(monkeypatch):
+    clock = iter([10.0, 12.5, 99.0])
+    monkeypatch.setattr(common.timing.time, "perf_counter", lambda: next(clock))
+    with common.stopwatch() as watch:
+        pass
+    assert watch.seconds == 2.5            # frozen at the end of the block: later clock readings do not count
+    with pytest.raises(RuntimeError), common.stopwatch() as failing:
+        monkeypatch.setattr(common.timing.time, "perf_counter", lambda: 20.0)
+        failing.start = 19.0
+        raise RuntimeError("the block failed")
+    assert failing.seconds == 1.0          # stopped on an error too

@@ -1,9 +1,8 @@
-"""Unit tests of repro.data.hmm_lda (chapters/temporal-sae): shapes, seeding, topic switches, ground truth."""
+"""Unit tests of repro.temporal_sae.hmm_lda (chapters/temporal-sae): shapes, seeding, topic switches, ground truth."""
 import numpy as np
 import pytest
 
-from repro.data import STATES, make_corpus, make_vocabulary
-from repro.data.hmm_lda import CONTENT, PUNCT, TRANSITIONS
+from repro.temporal_sae.hmm_lda import CONTENT, PUNCT, STATES, TRANSITIONS, make_corpus, make_vocabulary
 
 
 @pytest.fixture(scope="module")

@@ -4,12 +4,12 @@ Read from the source with `ast`, every `import` counted, including those inside 
 as part of its package:
 
 - no cycle between modules;
-- the substrate (`repro.common`, `repro.nn`, `repro.data`, `repro.rl`, `repro.attribution`, `repro.interventions`)
-  never imports the book's machinery (`repro.book`), which is built on it;
+- the substrate (`repro.common`, `repro.nn`) never imports the book's machinery (`repro.book`), which is built on it;
 - no chapter's package imports another chapter's (what two chapters share is substrate);
 - every substrate module outside `repro.common` is imported by at least two chapters (DESIGN.md §1: code moves to the
-  substrate when a second chapter needs it). `SINGLE_CLIENT_SUBSTRATE` lists today's exceptions, which issue 44 moves
-  into their chapters: the test fails on a new one, and on a listed one that is fixed, so the list only shrinks.
+  substrate when a second chapter needs it). `SINGLE_CLIENT_SUBSTRATE` lists the exceptions (none since issue 44
+  moved them into their chapters): the test fails on a new one, and on a listed one that is fixed, so the list only
+  shrinks.
 """
 from __future__ import annotations
 
@@ -23,26 +23,9 @@ import repro
 
 LIB = Path(repro.__file__).resolve().parent
 ROOT = LIB.parents[1]
-SUBSTRATE = ("common", "nn", "data", "rl", "attribution", "interventions")
-#: Substrate modules with one chapter as client (issue 44, part 3): module -> that chapter.
-SINGLE_CLIENT_SUBSTRATE = {
-    "repro.attribution": "amortized_explainer",
-    "repro.attribution.metrics": "amortized_explainer",
-    "repro.attribution.perturb": "amortized_explainer",
-    "repro.data.grokking_mix": "moe_grokking",
-    "repro.data.hmm_lda": "temporal_sae",
-    "repro.interventions": "causal_divergence",
-    "repro.interventions.das": "causal_divergence",
-    "repro.interventions.divergence": "causal_divergence",
-    "repro.interventions.metrics": "causal_divergence",
-    "repro.interventions.patching": "causal_divergence",
-    "repro.rl.dqn": "scorer",
-    "repro.rl.envs": "scorer",
-    "repro.rl.evaluate": "scorer",
-    "repro.rl.ppo": "timeseg",
-    "repro.rl.replay": "scorer",
-    "repro.rl.sokoban": "sokoban_planning",
-}
+SUBSTRATE = ("common", "nn")
+#: Substrate modules with one chapter as client: module -> that chapter (issue 44, part 3, moved the last ones).
+SINGLE_CLIENT_SUBSTRATE: dict[str, str] = {}
 
 
 def module_name(path: Path) -> str:

@@ -1,10 +1,11 @@
-"""Unit tests of repro.interventions (chapters/causal-divergence): patching, DAS, IIA and the OT divergence."""
+"""Unit tests of repro.causal_divergence's intervention tools (chapters/causal-divergence): patching, DAS, IIA
+and the OT divergence."""
 import numpy as np
 import pytest
 import torch
 from torch import nn
 
-from repro import interventions as iv
+from repro import causal_divergence as iv
 
 
 # ------------------------------------------------------------------ patching

@@ -1,11 +1,11 @@
-"""Unit tests of repro.moe_grokking and repro.data.grokking_mix (chapters/moe-grokking)."""
+"""Unit tests of repro.moe_grokking and its grokking_mix (chapters/moe-grokking)."""
 import numpy as np
 import pytest
 import torch
 from rapidfuzz.distance import Levenshtein
 
 from repro import moe_grokking as mg
-from repro.data.grokking_mix import DEFAULT_GROUPS, answer_mask, make_grokking_mix
+from repro.moe_grokking.grokking_mix import DEFAULT_GROUPS, answer_mask, make_grokking_mix
 
 
 # ------------------------------------------------------------------ edit distance

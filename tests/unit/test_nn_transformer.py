@@ -193,3 +193,24 @@ def test_moe_layer_rejects_bad_sizes():
         MoEFeedForward(4, 8, 0, 1)
     with pytest.raises(ValueError, match="dispatch"):
         MoEFeedForward(4, 8, 2, 1, dispatch="lazy")
+
+
+def test_moe_sizes_give_the_moe_and_its_dense_twin():
+    from dataclasses import FrozenInstanceError, asdict, fields
+
+    from repro.moe_grokking import GrokkingConfig
+    from repro.moe_multilingual import MultilingualConfig
+    from repro.nn import MoESizes
+
+    sizes = MoESizes(d_model=16, n_layers=2, n_heads=2, n_experts=4, top_k=2, d_expert=8)
+    moe = sizes.transformer_config(vocab_size=11, max_len=6)
+    assert (moe.n_experts, moe.top_k, moe.d_expert, moe.max_len, moe.d_mlp) == (4, 2, 8, 6, None)
+    dense = sizes.transformer_config(vocab_size=11, max_len=6, dense=True)
+    assert (dense.n_experts, dense.d_mlp) == (0, 2 * 8)                   # the top_k experts' active width
+    with pytest.raises(FrozenInstanceError):
+        sizes.d_model = 32
+    names = [f.name for f in fields(MoESizes)]
+    for cfg in (GrokkingConfig(), MultilingualConfig()):                # the chapters' configs lead with the sizes
+        assert list(asdict(cfg))[:len(names)] == names
+    assert GrokkingConfig().model_config(12) == MoESizes().transformer_config(12, max_len=4)
+    assert MultilingualConfig().model_config(40, 32) == MoESizes(n_layers=6).transformer_config(40, 32)

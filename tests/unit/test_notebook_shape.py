@@ -25,7 +25,7 @@ LONG_CELLS = {
     "chapters/multilayer-changepoints/02_localisation.md": 1,
     "chapters/multilayer-changepoints/03_inference.md": 1,
     "chapters/multimodal-sae/02_experiments.md": 1,
-    "chapters/neuroadapter/02_experiments.md": 2,
+    "chapters/neuroadapter/02_experiments.md": 1,
     "chapters/scorer/02_experiments.md": 3,
     "chapters/specgd/02_experiments.md": 1,
     "chapters/temporal-sae/02_experiments.md": 2,

@@ -3,27 +3,27 @@ import numpy as np
 import pytest
 import torch
 
-from repro import rl, scorer
+from repro import scorer
 from repro.common import thread_limit
 
 
 @pytest.fixture(autouse=True)
 def one_thread():
-    """Tiny batched matmuls are fastest, and reproducible, on one thread (the same rule as `repro.rl.train`)."""
+    """Tiny batched matmuls are fastest, and reproducible, on one thread (the same rule as `repro.scorer.train`)."""
     with thread_limit(1, blas=False):
         yield
 
 
 def _setup(kinds, seeds=None, **kw):
     seeds = list(range(len(kinds))) if seeds is None else seeds
-    net = rl.QNetwork(seeds, obs_dim=4, n_actions=2)
+    net = scorer.QNetwork(seeds, obs_dim=4, n_actions=2)
     upd = scorer.ScorerUpdate(kinds, **kw)
     upd.bind(net)
     g = torch.Generator().manual_seed(0)
     G, B = len(kinds), 32
 
     def batch():
-        return rl.Batch(obs=torch.randn(G, B, 4, generator=g), action=torch.randint(0, 2, (G, B), generator=g),
+        return scorer.Batch(obs=torch.randn(G, B, 4, generator=g), action=torch.randint(0, 2, (G, B), generator=g),
                         reward=torch.ones(G, B), next_obs=torch.randn(G, B, 4, generator=g),
                         terminated=(torch.rand(G, B, generator=g) < 0.1).float())
     return net, upd, batch
@@ -82,7 +82,7 @@ def test_two_learning_rates_and_validation():
         scorer.ScorerUpdate(["scorer"], lr_leader=0)
     with pytest.raises(ValueError, match="leader_every"):
         scorer.ScorerUpdate(["scorer"], leader_every=0)
-    net = rl.QNetwork([0, 1, 2], 4, 2)
+    net = scorer.QNetwork([0, 1, 2], 4, 2)
     with pytest.raises(ValueError, match="groups"):
         upd.bind(net)
 
@@ -97,9 +97,9 @@ def test_leader_every_k_skips_leader_steps():
 
 
 def _train(seeds, kinds, steps=700):
-    cfg = rl.DQNConfig(total_steps=steps, envs_per_group=2, buffer_size=steps, learning_starts=200,
+    cfg = scorer.DQNConfig(total_steps=steps, envs_per_group=2, buffer_size=steps, learning_starts=200,
                        target_every=100, eps_decay_steps=300, log_every=50, n_probe=8)
-    return rl.train(cfg, seeds, scorer.ScorerUpdate(kinds))
+    return scorer.train(cfg, seeds, scorer.ScorerUpdate(kinds))
 
 
 def test_a_seed_trains_the_same_alone_and_inside_a_batch():

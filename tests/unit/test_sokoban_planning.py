@@ -1,4 +1,4 @@
-"""Unit tests of repro.rl.sokoban and repro.sokoban_planning (chapters/sokoban-planning): the generator's levels,
+"""Unit tests of repro.sokoban_planning (chapters/sokoban-planning): the generator's levels,
 the solver's optimality, the batch step against the scalar step, the automaton against its closed form, the DRC's
 shapes, the analyses' building blocks, and a few steps of training that lower the loss."""
 import itertools
@@ -8,7 +8,7 @@ import pytest
 import torch
 from sklearn.metrics import roc_auc_score
 
-from repro.rl import sokoban as sk
+from repro.sokoban_planning import game as sk
 from repro import sokoban_planning as sp
 from repro.sokoban_planning import analysis, automaton, rollout as ro_mod
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from repro.data import make_corpus
+from repro.temporal_sae import make_corpus
 from repro.temporal_sae import (activations, adjacent_cosine, contrastive_loss, latent_labels, mutual_information,
                         pair_batches, probe_accuracy, temporal_loss, train_language_model, train_tsae)
 

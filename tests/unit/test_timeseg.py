@@ -1,10 +1,10 @@
-"""Unit tests of repro.rl.ppo and repro.timeseg (chapters/timeseg/): the reward, masking, termination, the policy's
+"""Unit tests of repro.timeseg (chapters/timeseg/): the reward, masking, termination, the policy's
 action masks, PPO on a bandit with a known optimum, the oracle, the baselines and the metrics."""
 import numpy as np
 import pytest
 import torch
 
-from repro.rl.ppo import PPOConfig, masked_categorical, ppo_losses, ppo_update, td_advantages
+from repro.timeseg.ppo import PPOConfig, masked_categorical, ppo_losses, ppo_update, td_advantages
 from repro.timeseg.agent import SegmentPolicy, TimeSegConfig, explain, rollout, train_timeseg
 from repro.timeseg.baselines import lime_patches, random_segments, top_k_mask
 from repro.timeseg.blackbox import TCN

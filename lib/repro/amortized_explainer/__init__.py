@@ -1,9 +1,10 @@
 """DeepFaith in miniature: an amortized explainer trained on filtered prior explanations (L_PC) and on the model's
-local behaviour (L_LC), evaluated by the ten faithfulness metrics of :mod:`repro.attribution`.
+local behaviour (L_LC), evaluated by the ten faithfulness metrics of :mod:`.faithfulness`.
 
 Explained in chapters/amortized-explainer/ (index.md, 01_theory.md, 02_experiments.md), after *Learning for Highly
 Faithful Explainability* (Guo et al., ICLR 2026). Modules:
 
+- :mod:`.faithfulness` the ten faithfulness metrics, vectorised over a batch of inputs of any shape and grouping;
 - :mod:`.tasks`        bundled data sets, the target classifiers and the grouping of features into tokens;
 - :mod:`.priors`       captum's explainers, the priors of the supervision signal;
 - :mod:`.supervision`  dedup by cosine similarity and the per-metric quantile filter;

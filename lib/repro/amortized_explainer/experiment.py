@@ -5,14 +5,14 @@ Explained in chapters/amortized-explainer/02_experiments.md.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ..attribution.metrics import METRICS, evaluate, mean_ranks
+from .faithfulness.metrics import METRICS, evaluate, mean_ranks
 from ..common.checks import check_choice, check_int
+from ..common.timing import stopwatch
 from .explainer import DynamicAlpha, Explainer, tokens, train_explainer
 from .priors import PRIORS, explain, explain_all
 from .supervision import dedup, filter_maps, pool
@@ -61,9 +61,9 @@ def time_per_input(fn, n: int, repeats: int = 3) -> float:
     """
     best = float("inf")
     for _ in range(check_int("repeats", repeats)):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
+        with stopwatch() as watch:
+            fn()
+        best = min(best, watch.seconds)
     return best / n
 
 
@@ -118,12 +118,12 @@ def _train_learned(task, pools: dict, z: dict, st: dict, seed: int):
     for label, mode, src in LEARNED:
         torch.manual_seed(seed)
         phi = Explainer(G, task.token_dim, st["width"], st["layers"], st["heads"])
-        t0 = time.perf_counter()
-        logs[label] = train_explainer(phi, task.x_train, g, G, model=task.prob,
-                                      targets=pools["filtered" if src is None else src], mode=mode,
-                                      epochs=z["epochs"], batch=z["batch"], k=st["k"], lr=st["lr"],
-                                      alpha=DynamicAlpha(st["eps"], st["window"], st["c"]), seed=seed)
-        train_secs[label] = time.perf_counter() - t0
+        with stopwatch() as watch:
+            logs[label] = train_explainer(phi, task.x_train, g, G, model=task.prob,
+                                          targets=pools["filtered" if src is None else src], mode=mode,
+                                          epochs=z["epochs"], batch=z["batch"], k=st["k"], lr=st["lr"],
+                                          alpha=DynamicAlpha(st["eps"], st["window"], st["c"]), seed=seed)
+        train_secs[label] = watch.seconds
         phi.eval()
         with torch.no_grad():
             learned[label] = phi(tok_test)

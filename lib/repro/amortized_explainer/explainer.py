@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from ..attribution.metrics import pearson
+from .faithfulness.metrics import pearson
 from ..common.checks import check_choice, check_int, check_positive
 
 __all__ = ["Explainer", "tokens", "l_pc", "l_lc", "DynamicAlpha", "lc_batch", "TrainLog", "train_explainer"]
@@ -93,7 +93,7 @@ def lc_batch(model, x: torch.Tensor, groups: torch.Tensor, n_groups: int, k: int
     Explained in chapters/amortized-explainer/01_theory.md. ``model`` maps inputs ``(N, *feature_shape)`` to scores
     ``(N, classes)``; the explained class is its argmax on the clean input unless ``target`` is given.
     """
-    from ..attribution.perturb import perturb, reference, scores_on
+    from .faithfulness.perturb import perturb, reference, scores_on
 
     y0, t = reference(model, x, target)
     mask = torch.rand(x.shape[0], k, n_groups, generator=generator) < 0.5

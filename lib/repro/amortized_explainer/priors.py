@@ -7,13 +7,13 @@ class with baseline 0; GradientSHAP draws its baselines from the explainer-train
 """
 from __future__ import annotations
 
-import time
 import warnings
 
 import torch
 
-from ..attribution.perturb import group_attributions
+from .faithfulness.perturb import group_attributions
 from ..common.checks import check_int
+from ..common.timing import stopwatch
 
 __all__ = ["PRIORS", "explain", "explain_all"]
 
@@ -80,8 +80,8 @@ def explain_all(prob, x, groups, n_groups, *, reference=None, methods=PRIORS, se
     out, secs = {}, {}
     explain("IG", prob, x[:2], groups, ig_steps=2)          # warm-up: captum's import and first-call costs
     for m in methods:
-        t0 = time.perf_counter()
-        a = explain(m, prob, x, groups, reference=reference, seed=seed, **kw)
-        secs[m] = (time.perf_counter() - t0) / len(x)
+        with stopwatch() as watch:
+            a = explain(m, prob, x, groups, reference=reference, seed=seed, **kw)
+        secs[m] = watch.seconds / len(x)
         out[m] = group_attributions(a, x.shape, groups, n_groups)
     return out, secs

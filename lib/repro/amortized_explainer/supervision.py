@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from ..attribution.metrics import HIGHER_IS_BETTER, METRICS
+from .faithfulness.metrics import HIGHER_IS_BETTER, METRICS
 from ..common.checks import check_between
 
 __all__ = ["dedup", "filter_maps", "pool"]

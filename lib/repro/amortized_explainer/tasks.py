@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from ..common.checks import check_choice, check_int
+from ..nn import fit_classifier
 
 __all__ = ["TASKS", "Task", "make_task", "mlp", "tiny_cnn", "train_classifier"]
 
@@ -48,12 +49,9 @@ def train_classifier(net: nn.Module, x: torch.Tensor, y: torch.Tensor, steps: in
     perturbation-based prior and metric.
     """
     torch.manual_seed(check_int("seed", seed, 0))
-    opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=1e-4)
-    for _ in range(check_int("steps", steps)):
-        opt.zero_grad()
-        nn.functional.cross_entropy(net(x), y, label_smoothing=label_smoothing).backward()
-        opt.step()
-    return net.eval()
+    fit_classifier(net, x, y, steps=steps, batch_size=None, lr=lr, weight_decay=1e-4, label_smoothing=label_smoothing,
+                   seed=seed)
+    return net
 
 
 @dataclass

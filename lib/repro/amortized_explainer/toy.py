@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..attribution.metrics import pearson
+from .faithfulness.metrics import pearson
 from ..common.checks import check_int
 from .explainer import Explainer, TrainLog, tokens, train_explainer
 

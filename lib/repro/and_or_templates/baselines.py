@@ -6,7 +6,6 @@ good/bad labels only, and its logit is its score.
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import torch
@@ -14,7 +13,7 @@ from sklearn.cluster import SpectralBiclustering, SpectralCoclustering
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import adjusted_rand_score
 
-from ..common import check_int, thread_limit
+from ..common import check_int, stopwatch, thread_limit
 
 
 def pixel_logreg(X_train, y_train, X_test, C: float = 0.1) -> tuple[np.ndarray, int, float]:
@@ -23,9 +22,10 @@ def pixel_logreg(X_train, y_train, X_test, C: float = 0.1) -> tuple[np.ndarray, 
     X_train, X_test = np.asarray(X_train).reshape(len(X_train), -1), np.asarray(X_test).reshape(len(X_test), -1)
     if len(np.unique(y_train)) != 2:
         raise ValueError("y_train must hold both classes (good = 1 and bad = 0)")
-    t0 = time.perf_counter()
-    model = LogisticRegression(C=C, max_iter=300).fit(X_train, y_train)
-    return model.decision_function(X_test), X_train.shape[1] + 1, time.perf_counter() - t0
+    with stopwatch() as watch:
+        model = LogisticRegression(C=C, max_iter=300).fit(X_train, y_train)
+        scores = model.decision_function(X_test)
+    return scores, X_train.shape[1] + 1, watch.seconds
 
 
 class SmallCNN(torch.nn.Module):
@@ -62,15 +62,14 @@ def train_cnn(X, theme, y, n_themes: int, steps: int = 300, batch: int = 64, lr:
     gen = torch.Generator().manual_seed(seed)
     model = SmallCNN(n_themes, X.shape[-1])
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-    t0 = time.perf_counter()
-    with thread_limit(2):
+    with stopwatch() as watch, thread_limit(2):
         for _ in range(check_int("steps", steps)):
             idx = torch.randint(len(X), (batch,), generator=gen)
             loss = torch.nn.functional.binary_cross_entropy_with_logits(model(X[idx], onehot[idx]), target[idx])
             opt.zero_grad()
             loss.backward()
             opt.step()
-    return model, time.perf_counter() - t0
+    return model, watch.seconds
 
 
 def cnn_scores(model, X, theme, n_themes: int) -> np.ndarray:
@@ -88,9 +87,8 @@ def spectral_peers(R, truths: dict, n_clusters: int, seed: int = 0) -> list[dict
     out = []
     for name, model in [("SpectralCoclustering", SpectralCoclustering(n_clusters=n_clusters, random_state=seed)),
                         ("SpectralBiclustering", SpectralBiclustering(n_clusters=n_clusters, random_state=seed))]:
-        t0 = time.perf_counter()
-        model.fit(R)
-        seconds = time.perf_counter() - t0
-        out.append(dict(method=name, seconds=seconds,
+        with stopwatch() as watch:
+            model.fit(R)
+        out.append(dict(method=name, seconds=watch.seconds,
                         **{f"ari_{k}": adjusted_rand_score(v, model.row_labels_) for k, v in truths.items()}))
     return out

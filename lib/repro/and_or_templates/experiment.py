@@ -7,14 +7,13 @@ template from an unlabeled pool.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.stats import spearmanr
 from sklearn.metrics import roc_auc_score
 
-from ..common import check_int
+from ..common import check_int, stopwatch
 from .canvas import (CELL, OBJECTS, TERMINALS, THEMES, THEME_NAMES, Item, cell_centre,
                      object_scenes, perturb, random_layout, render_all, sample_good, true_terminals)
 from .features import FilterBank, object_features, raw_filters, scene_features
@@ -381,12 +380,13 @@ def template_study(seed: int, scale: str = "ci") -> tuple[World, list, dict, np.
     z = SIZES[scale]
     rng = np.random.default_rng(check_int("seed", seed, low=0))
     seconds = {}
-    t0 = time.perf_counter()
-    world = learn_world(rng, z["n_per_class"], z["n_object_ref"], z["n_scene_ref"])
-    seconds["world"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    themes = [theme_study(world, t, theme_data(t, rng, z["n_train"], z["n_test"], z["n_presc"])) for t in THEME_NAMES]
-    seconds["templates"] = time.perf_counter() - t0
+    with stopwatch() as watch:
+        world = learn_world(rng, z["n_per_class"], z["n_object_ref"], z["n_scene_ref"])
+    seconds["world"] = watch.seconds
+    with stopwatch() as watch:
+        themes = [theme_study(world, t, theme_data(t, rng, z["n_train"], z["n_test"], z["n_presc"]))
+                  for t in THEME_NAMES]
+    seconds["templates"] = watch.seconds
     return world, themes, seconds, rng
 
 
@@ -395,12 +395,12 @@ def run_study(seed: int, scale: str = "ci") -> Study:
     (chapters/and-or-templates/02_experiments.md)."""
     world, themes, seconds, rng = template_study(seed, scale)
     z = SIZES[scale]
-    t0 = time.perf_counter()
-    baselines = baseline_study(themes, seed, z["cnn_steps"])
-    seconds["baselines"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    expansion = expansion_study(world, rng, z["n_labeled"], z["pool_sizes"], z["n_distractor"])
-    seconds["expansion"] = time.perf_counter() - t0
+    with stopwatch() as watch:
+        baselines = baseline_study(themes, seed, z["cnn_steps"])
+    seconds["baselines"] = watch.seconds
+    with stopwatch() as watch:
+        expansion = expansion_study(world, rng, z["n_labeled"], z["pool_sizes"], z["n_distractor"])
+    seconds["expansion"] = watch.seconds
     return Study(seed, world, themes, baselines, expansion, seconds)
 
 

@@ -7,7 +7,6 @@ the models of a stage train together, stacked (see `repro.behavior_atlas.model`)
 from __future__ import annotations
 
 import copy
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,7 +15,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import r2_score
 from sklearn.neural_network import MLPClassifier
 
-from repro.common import check_choice, check_int
+from repro.common import check_choice, check_int, stopwatch
 
 from .generator import TRAIN_SETS, make_atlas
 from .metrics import f1
@@ -83,16 +82,16 @@ def run_study(seed: int, scale: str = "ci") -> Study:
     seed = check_int("seed", seed, low=0)
     check_choice("scale", scale, tuple(SIZES))
     z, seconds = SIZES[scale], {}
-    t0 = time.perf_counter()
-    atlas = make_atlas(seed, shared=True, n_test=z["n_test"], scale_train=z["scale_train"])
-    ctrl = make_atlas(seed, shared=False, n_test=z["n_test"], scale_train=z["scale_train"])
-    seconds["data"] = time.perf_counter() - t0
+    with stopwatch() as watch:
+        atlas = make_atlas(seed, shared=True, n_test=z["n_test"], scale_train=z["scale_train"])
+        ctrl = make_atlas(seed, shared=False, n_test=z["n_test"], scale_train=z["scale_train"])
+    seconds["data"] = watch.seconds
     stages = {}
     for name, stage in (("multi/single", _stage_multi_single), ("peers", _stage_peers), ("transfer", _stage_transfer),
                         ("adapter", _stage_adapter), ("probes", _stage_probes)):
-        t0 = time.perf_counter()
-        stages.update(stage(atlas, ctrl, z, seed, stages))
-        seconds[name] = time.perf_counter() - t0
+        with stopwatch() as watch:
+            stages.update(stage(atlas, ctrl, z, seed, stages))
+        seconds[name] = watch.seconds
     from .model import n_parameters
     params = stages["params"]
     n_params = {"per model": n_parameters(params), "adapter": n_parameters(params, ("A1", "a1", "A2", "a2", "alpha"))}

@@ -4,7 +4,6 @@ without early stopping, so that ours and blnetwork's see the same configuration;
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,7 +11,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..common import check_int, check_non_negative, check_positive
+from ..common import check_int, check_non_negative, check_positive, stopwatch
+from ..nn import classifier_accuracy, fit_minibatches
 from .model import BLModel, ce_loss, dsm_loss
 
 
@@ -38,22 +38,17 @@ def _tensor(a, dtype=torch.float32):
     return torch.as_tensor(np.asarray(a), dtype=dtype)
 
 
-def _loop(model, params, loss_fn, n, cfg, seed):
-    """Fixed-epoch minibatch Adam over n rows; returns seconds per epoch.
+def _loop(params, loss_fn, n, cfg, seed):
+    """Fixed-epoch minibatch Adam over n rows (`repro.nn.fit_minibatches`); returns seconds per epoch.
 
     Adam runs its multi-tensor (``foreach``) implementation: on the CPU it applies the same per-tensor operations
     as the default single-tensor loop, in the same order, so the parameters come out bitwise identical, with less
     Python overhead per step (these models have a dozen small parameter tensors and steps of a few milliseconds).
     """
     opt = torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay, foreach=True)
-    g = torch.Generator().manual_seed(seed)
-    t0 = time.perf_counter()
-    for _ in range(cfg.epochs):
-        for idx in torch.randperm(n, generator=g).split(cfg.batch):
-            opt.zero_grad(set_to_none=True)
-            loss_fn(idx).backward()
-            opt.step()
-    return (time.perf_counter() - t0) / cfg.epochs
+    with stopwatch() as watch:
+        fit_minibatches(loss_fn, n, opt, epochs=cfg.epochs, batch_size=cfg.batch, seed=seed)
+    return watch.seconds / cfg.epochs
 
 
 def fit_classifier(X, y, k: int, cfg: Config, seed: int):
@@ -62,7 +57,7 @@ def fit_classifier(X, y, k: int, cfg: Config, seed: int):
     torch.manual_seed(seed)
     X, y = _tensor(X), _tensor(y, torch.long)
     model = BLModel(X.shape[1], check_int("k", k, low=2), cfg.hidden)
-    sec = _loop(model, model.parameters(), lambda i: ce_loss(model.logits(X[i]), y[i], cfg.tau), len(X), cfg, seed)
+    sec = _loop(model.parameters(), lambda i: ce_loss(model.logits(X[i]), y[i], cfg.tau), len(X), cfg, seed)
     return model.eval(), sec
 
 
@@ -78,9 +73,10 @@ def fit_blnetwork_classifier(X, y, k: int, cfg: Config, seed: int):
     trainer = DiscreteTrainer(model, OptimConfig("adam", cfg.lr, cfg.weight_decay),
                               TrainConfig(max_epochs=cfg.epochs, batch_size=cfg.batch, early_stop=False, seed=seed,
                                           device="cpu"))
-    t0 = time.perf_counter()
-    trainer.fit(X, y)
-    return model.eval(), (time.perf_counter() - t0) / cfg.epochs
+    with stopwatch() as watch:
+        trainer.fit(X, y)
+        model.eval()
+    return model, watch.seconds / cfg.epochs
 
 
 class MLP(nn.Module):
@@ -105,17 +101,14 @@ def fit_mlp(X, y, k: int, widths, cfg: Config, seed: int):
     torch.manual_seed(seed)
     X, y = _tensor(X), _tensor(y, torch.long)
     model = MLP(X.shape[1], widths, k)
-    sec = _loop(model, model.parameters(), lambda i: F.cross_entropy(model(X[i]), y[i]), len(X), cfg, seed)
+    sec = _loop(model.parameters(), lambda i: F.cross_entropy(model(X[i]), y[i]), len(X), cfg, seed)
     return model.eval(), sec
 
 
-@torch.no_grad()
 def accuracy(model, X, y) -> float:
     """Test accuracy of a BL model (argmax of its logits) or of an MLP (argmax of its outputs).
     (chapters/behavior-learning/02_experiments.md)"""
-    X = _tensor(X)
-    out = model.logits(X) if hasattr(model, "logits") else model(X)
-    return float((out.argmax(1).numpy() == np.asarray(y)).mean())
+    return classifier_accuracy(model, X, y, forward=getattr(model, "logits", None))
 
 
 def fit_dsm(X, y, cfg: Config, seed: int):
@@ -124,8 +117,7 @@ def fit_dsm(X, y, cfg: Config, seed: int):
     torch.manual_seed(seed)
     X, y = _tensor(X), _tensor(y)
     model = BLModel(X.shape[1], 1, cfg.hidden, task="continuous")
-    sec = _loop(model, model.parameters(), lambda i: dsm_loss(model, X[i], y[i], cfg.sigma, cfg.tau), len(X), cfg,
-                seed)
+    sec = _loop(model.parameters(), lambda i: dsm_loss(model, X[i], y[i], cfg.sigma, cfg.tau), len(X), cfg, seed)
     return model.eval(), sec
 
 
@@ -147,5 +139,5 @@ def fit_amortized(bl, X, y, cfg: Config, seed: int, w_bl: float = 1.0, w_mse: fl
         yh = g(X[i])[:, 0]
         mse = w_mse * F.mse_loss(yh, y[i])
         return mse if w_bl == 0 else -w_bl * bl(X[i], yh).mean() + mse
-    _loop(g, g.parameters(), loss, len(X), cfg, seed)
+    _loop(g.parameters(), loss, len(X), cfg, seed)
     return g.eval()

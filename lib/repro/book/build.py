@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+from ..common.timing import stopwatch
 from .authors import read_authors_records
 from .cache import Cache, cache_key
 from .course import chapter_facts
@@ -183,28 +183,28 @@ def build(opts: BuildOptions) -> dict:
     """Run the whole pipeline; return the report (also written to `_build/report.json`)."""
     check_record_options(opts)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    t0 = time.perf_counter()
-    course = chapter_facts(opts.root)   # before anything runs: a chapter without its course metadata stops here
-    entries = execute_all(opts)
-    report = {"scale": opts.scale, "seed": opts.seed, "device": opts.device, "jobs": opts.jobs, "started": started,
-              "notebooks": entries, "environment": environment()}
-    if opts.record:
-        try:
-            written = write_records(opts.only, entries, report, opts.root)
-            report["recorded"] = [p.relative_to(opts.root).as_posix() for p in written]
-        except ValueError as err:  # a failed notebook or uncommitted code: no record, and the build fails
-            report["record_error"] = str(err)
-    report["full_runs"] = full_runs(opts.root)
-    report["seed_runs"] = read_seed_records(opts.root)
-    report["authors_code"] = read_authors_records(opts.root)
-    report["course"] = course
-    if opts.render:
-        executed = {str(Path(e["path"]).with_suffix("")): opts.build_dir / "executed" /
-                    Path(e["path"]).with_suffix(".ipynb") for e in entries}
-        sync_stage(opts.build_dir / "stage", stage_files(opts.root, executed, report))
-        ok, log = render(opts.build_dir / "stage", opts.root, everything=not _last_render_ok(opts.build_dir))
-        report["render"] = {"ok": ok, "log": log}
-    report["seconds"] = round(time.perf_counter() - t0, 1)
+    with stopwatch() as watch:
+        course = chapter_facts(opts.root)   # before anything runs: a chapter without its course metadata stops here
+        entries = execute_all(opts)
+        report = {"scale": opts.scale, "seed": opts.seed, "device": opts.device, "jobs": opts.jobs, "started": started,
+                  "notebooks": entries, "environment": environment()}
+        if opts.record:
+            try:
+                written = write_records(opts.only, entries, report, opts.root)
+                report["recorded"] = [p.relative_to(opts.root).as_posix() for p in written]
+            except ValueError as err:  # a failed notebook or uncommitted code: no record, and the build fails
+                report["record_error"] = str(err)
+        report["full_runs"] = full_runs(opts.root)
+        report["seed_runs"] = read_seed_records(opts.root)
+        report["authors_code"] = read_authors_records(opts.root)
+        report["course"] = course
+        if opts.render:
+            executed = {str(Path(e["path"]).with_suffix("")): opts.build_dir / "executed" /
+                        Path(e["path"]).with_suffix(".ipynb") for e in entries}
+            sync_stage(opts.build_dir / "stage", stage_files(opts.root, executed, report))
+            ok, log = render(opts.build_dir / "stage", opts.root, everything=not _last_render_ok(opts.build_dir))
+            report["render"] = {"ok": ok, "log": log}
+    report["seconds"] = round(watch.seconds, 1)
     opts.build_dir.mkdir(exist_ok=True)
     (opts.build_dir / "report.json").write_text(json.dumps(report, indent=1))
     return report

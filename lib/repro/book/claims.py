@@ -230,7 +230,18 @@ class PlainText:
 
 
 def glue_quietly(values: dict) -> None:
-    """myst-nb's `glue(name, value, display=False)` for each item, inside a kernel; nothing outside one."""
+    """Glue several values in one call: myst-nb's `glue(name, value, display=False)` for each item of `values`, in
+    order, inside a kernel (nothing outside one), so each shows exactly as if glued alone.
+
+    A notebook writes `glue_quietly({"lam_max": float(lam_max), "steps": int(steps)})` where it would write one
+    `glue` line per number; prose cites each name with {glue:text}`name`. A name that is not a non-empty string is
+    a ValueError. Explained in chapters/appendix/reproducibility.md.
+    """
+    if not isinstance(values, dict):
+        raise ValueError(f"glue_quietly takes a dict of name -> value, got {type(values).__name__}")
+    bad = [name for name in values if not isinstance(name, str) or not name]
+    if bad:
+        raise ValueError(f"glued names must be non-empty strings, got {bad!r}")
     try:
         from IPython import get_ipython
     except ImportError:

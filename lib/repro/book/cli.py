@@ -1,13 +1,14 @@
 """The command line: `python -m repro.book build [--scale ci|full] [--jobs N] [--only SLUG…] [--force] [--record]
 [--executor local|dask [--scheduler ADDRESS]]`, `seeds --seeds 0-9 [--only SLUG…] [--record]` (a seed sweep, see
-`repro.book.seeds`), `list`, and `pdf` (the built book as one PDF)."""
+`repro.book.seeds`), `list`, `pdf` (the built book as one PDF), and `ship SLUG [--seed N] [--allow-dirty]` (remake a
+chapter's shipped models or run logs, see `repro.book.ship`)."""
 from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
+from ..common.timing import stopwatch
 from .build import BuildOptions, build, succeeded
 from .executors import EXECUTORS
 from .machine import available_cores
@@ -15,6 +16,7 @@ from .params import BookParameterError, DEVICES, SCALES
 from .records import failed_runs, write_seed_records
 from .render import render_pdf
 from .seeds import parse_seeds, sweep
+from .ship import SHIPPERS, ship
 from .toc import notebooks
 from .verdicts import KINDS, as_expected, expected_outcome, format_value, outcome
 
@@ -45,6 +47,12 @@ def _parser() -> argparse.ArgumentParser:
     _executor_arguments(s)
     sub.add_parser("list", help="list the notebooks in reading order")
     sub.add_parser("pdf", help="the built book as one PDF, _build/latex/book.pdf (after build; needs TeX)")
+    h = sub.add_parser("ship", help="retrain and rewrite a chapter's shipped models or run logs under data/ (CPU-hours "
+                                    "for some); refuses uncommitted code")
+    h.add_argument("slug", metavar="SLUG", help=f"one of: {', '.join(SHIPPERS)}")
+    h.add_argument("--seed", type=int, help="only this seed's files (chapters that ship one file set per seed)")
+    h.add_argument("--allow-dirty", action="store_true",
+                   help="write even when lib/ or requirements.lock differ from the commit (recorded as dirty: true)")
     return parser
 
 
@@ -120,12 +128,20 @@ def summary(report: dict) -> str:
 
 
 def _pdf(root: Path) -> int:
-    t0 = time.perf_counter()
-    ok, log, pdf = render_pdf(root / "_build" / "stage", root)
+    with stopwatch() as watch:
+        ok, log, pdf = render_pdf(root / "_build" / "stage", root)
     if not ok:
         print("pdf: FAILED\n" + log, file=sys.stderr)
         return 1
-    print(f"pdf: {pdf} ({pdf.stat().st_size / 1e6:.1f} MB) in {time.perf_counter() - t0:.0f} s")
+    print(f"pdf: {pdf} ({pdf.stat().st_size / 1e6:.1f} MB) in {watch.seconds:.0f} s")
+    return 0
+
+
+def _ship(args, root: Path) -> int:
+    with stopwatch() as watch:
+        for path in ship(args.slug, args.seed, args.allow_dirty, root):
+            print(f"wrote {path}")
+    print(f"ship {args.slug}: {watch.seconds:.0f} s")
     return 0
 
 
@@ -139,6 +155,8 @@ def main(argv=None) -> int:
             return 0
         if args.command == "pdf":
             return _pdf(root)
+        if args.command == "ship":
+            return _ship(args, root)
         if args.command == "seeds":
             return _seeds(args, root)
         opts = BuildOptions(root=root, scale=args.scale, seed=args.seed, device=args.device, jobs=args.jobs,

@@ -1,7 +1,7 @@
 """The course guide's facts about each chapter, read from the book's sources (chapters/appendix/course.md).
 
 What can be computed is computed: the part a chapter sits in, its words and reading time, its exercises, the shared
-substrate (`repro.nn`, `repro.data`, ...) its code and notebooks import. What cannot is written by the chapter's
+substrate (`repro.nn`) its code and notebooks import. What cannot is written by the chapter's
 author in the front matter of its `index.md`:
 
     ---

@@ -11,10 +11,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..common.timing import stopwatch
 from .records import read_records
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
@@ -74,22 +74,21 @@ def _execute_once(source: Path, output: Path, params: dict, *, threads: int, tim
     output.unlink(missing_ok=True)
     env = {**os.environ, **thread_env(threads), "REPRO_BUILD": "1", "REPRO_CLAIMS_FILE": str(claims_file),
            "REPRO_NOTEBOOK": name or str(source), "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    start = time.perf_counter()
-    # a session of its own, so that a timeout ends the executor and its kernel together
-    proc = subprocess.Popen([sys.executable, "-m", "repro.book.execute", str(source), str(output), json.dumps(params),
-                             str(error_file)], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        _, stderr = proc.communicate(timeout=timeout)
-        failed = proc.returncode != 0
-        error = error_file.read_text().strip() if error_file.exists() else ""
-        if failed and not error:
-            error = (stderr.strip().splitlines() or ["the executor exited with status %d" % proc.returncode])[-1]
-    except subprocess.TimeoutExpired:
-        _kill_session(proc)
-        failed, error = True, f"timed out after {timeout:.0f} s, {where_it_stopped(output)}"
-    seconds = time.perf_counter() - start
-    return Execution(status="failed" if failed else "ok", seconds=round(seconds, 2), error=error,
+    with stopwatch() as watch:
+        # a session of its own, so that a timeout ends the executor and its kernel together
+        proc = subprocess.Popen([sys.executable, "-m", "repro.book.execute", str(source), str(output),
+                                 json.dumps(params), str(error_file)], env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            _, stderr = proc.communicate(timeout=timeout)
+            failed = proc.returncode != 0
+            error = error_file.read_text().strip() if error_file.exists() else ""
+            if failed and not error:
+                error = (stderr.strip().splitlines() or ["the executor exited with status %d" % proc.returncode])[-1]
+        except subprocess.TimeoutExpired:
+            _kill_session(proc)
+            failed, error = True, f"timed out after {timeout:.0f} s, {where_it_stopped(output)}"
+    return Execution(status="failed" if failed else "ok", seconds=round(watch.seconds, 2), error=error,
                      claims=read_records(claims_file))
 
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import socket
 import tempfile
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..common.timing import stopwatch
 from .cache import cache_key
 from .execute import Execution, execute
 from .machine import available_cores
@@ -195,15 +195,15 @@ def _collect(future, job: Job) -> Execution:
     """The task's result as an `Execution`, its notebook written to `job.output`; a lost task as a failed one."""
     from distributed import KilledWorker
 
-    start = time.perf_counter()
     try:
-        out = future.result()
+        with stopwatch() as watch:
+            out = future.result()
     except KilledWorker as err:
         return Execution(status="failed", seconds=0.0, error=(
             f"the Dask worker running it died, and so did the one it was retried on ({ALLOWED_FAILURES} retry): "
             f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"))
     except Exception as err:  # the task could not run at all (worker import error, lost connection)
-        return Execution(status="failed", seconds=round(time.perf_counter() - start, 2),
+        return Execution(status="failed", seconds=round(watch.seconds, 2),
                          error=f"the Dask task failed: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
     if out["notebook"] is not None:
         job.output.parent.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,8 @@
 """Scale, seed and device: the three parameters every notebook takes (DESIGN.md §5).
 
-A notebook's first code cell after its `parameters` cell is `run = setup(scale=scale, seed=seed, device=device)`.
-It validates the three values, seeds python/numpy/torch, sets the book's plot style and returns a `Run`.
+A notebook's first code cell after its `parameters` cell calls `setup(scale=scale, seed=seed, device=device)`, most
+often through `repro.book.notebook.start`, which also makes the notebook's ledger and glues the chapter's full run.
+`setup` validates the three values, seeds python/numpy/torch, sets the book's plot style and returns a `Run`.
 Explained for readers in chapters/intro.md ("How to rerun").
 """
 from __future__ import annotations

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..common.timing import stopwatch
 from .build import BuildOptions, environment, execute_pages
 from .verdicts import UNTESTABLE, expected_outcome, outcome
 from .course import front_matter
@@ -97,13 +97,13 @@ def sweep(opts: BuildOptions, seeds: list[int]) -> dict:
     if not seeds:
         raise ValueError("--seeds: no seed to run")
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    t0 = time.perf_counter()
-    pages = notebooks(opts.root, opts.only)
-    chapters = {slug: chapter_seeds(opts.root, slug, seeds) for slug in dict.fromkeys(p.chapter for p in pages)}
-    plan = [(page, chapters[page.chapter][0]) for page in pages]   # one batch: the executor sees every job at once
-    entries = execute_pages(plan, opts, lambda s: opts.build_dir / "seeds" / f"seed{s}")
+    with stopwatch() as watch:
+        pages = notebooks(opts.root, opts.only)
+        chapters = {slug: chapter_seeds(opts.root, slug, seeds) for slug in dict.fromkeys(p.chapter for p in pages)}
+        plan = [(page, chapters[page.chapter][0]) for page in pages]   # one batch: the executor sees every job at once
+        entries = execute_pages(plan, opts, lambda s: opts.build_dir / "seeds" / f"seed{s}")
     result = {"scale": opts.scale, "seeds": seeds, "device": opts.device, "executor": opts.executor,
-              "jobs": opts.jobs, "started": started, "seconds": round(time.perf_counter() - t0, 1),
+              "jobs": opts.jobs, "started": started, "seconds": round(watch.seconds, 1),
               "environment": environment(), "chapters": summarise(opts.root, entries, chapters)}
     opts.build_dir.mkdir(exist_ok=True)
     (opts.build_dir / "seeds.json").write_text(json.dumps(result, indent=1, ensure_ascii=False))

@@ -4,13 +4,12 @@ Explained in chapters/flexhinm/02_experiments.md.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
-from ..common import check_int, check_seeds
+from ..common import check_int, check_seeds, stopwatch
 from .mlp import accuracy, correct, digits_splits, finetune_hard_concrete, init_mlp, input_power, train_mlp
 from .prune import METHODS, PrunedModel, hc_group_ids, hc_init_log_alpha, hc_project, prune_model
 
@@ -55,11 +54,12 @@ def digits_experiment(seeds, sparsities, pretrain_steps: int = 600, finetune_ste
     pretrain_steps, finetune_steps = check_int("pretrain_steps", pretrain_steps), check_int("finetune_steps", finetune_steps)
     bar = progress or (lambda x, **k: x)
     data = digits_splits(seeds)
-    t0 = time.perf_counter()
-    Ws, bs = train_mlp(*init_mlp(seeds), data.X_train, data.y_train, pretrain_steps, lr=3e-3, seed=seeds[0])
-    powers = [p.numpy() for p in input_power(Ws, bs, data.X_train)]
-    ex = DigitsExperiment(seeds, list(sparsities), accuracy(Ws, bs, data.X_test, data.y_test), (Ws, bs), powers)
-    ex.seconds["pretrain"] = time.perf_counter() - t0
+    with stopwatch() as watch:
+        Ws, bs = train_mlp(*init_mlp(seeds), data.X_train, data.y_train, pretrain_steps, lr=3e-3, seed=seeds[0])
+        powers = [p.numpy() for p in input_power(Ws, bs, data.X_train)]
+        ex = DigitsExperiment(seeds, list(sparsities), accuracy(Ws, bs, data.X_test, data.y_test), (Ws, bs),
+                              powers)
+    ex.seconds["pretrain"] = watch.seconds
     # one-shot masks, model by model
     keys = [(m, s) for s in sparsities for m in METHODS]
     for m, s in bar(keys, desc="masks"):
@@ -79,10 +79,9 @@ def digits_experiment(seeds, sparsities, pretrain_steps: int = 600, finetune_ste
     masks = [torch.as_tensor(np.stack([pm.masks[l] for pm in flat]), dtype=torch.float32)
              for l in range(len(W0) - 1)] + [None]
     acc0 = accuracy(W0, b0, Xt, yt, masks)
-    t0 = time.perf_counter()
-    W1, b1 = train_mlp(W0, b0, X, y, finetune_steps, lr=1e-3, masks=masks, seed=seeds[0] + 1,
-                       share=n)
-    ex.seconds["finetune"] = time.perf_counter() - t0
+    with stopwatch() as watch:
+        W1, b1 = train_mlp(W0, b0, X, y, finetune_steps, lr=1e-3, masks=masks, seed=seeds[0] + 1, share=n)
+    ex.seconds["finetune"] = watch.seconds
     acc1 = accuracy(W1, b1, Xt, yt, masks)
     hits1 = correct(W1, b1, Xt, yt, masks)
     for k in keys:
@@ -90,9 +89,9 @@ def digits_experiment(seeds, sparsities, pretrain_steps: int = 600, finetune_ste
         ex.oneshot[k], ex.tuned[k] = acc0[j * n:(j + 1) * n].copy(), acc1[j * n:(j + 1) * n].copy()
         ex.tuned_correct[k] = hits1[j * n:(j + 1) * n].copy()
     if hc is not None:
-        t0 = time.perf_counter()
-        _hard_concrete(ex, data, sparsities, finetune_steps, hc)
-        ex.seconds["hard_concrete"] = time.perf_counter() - t0
+        with stopwatch() as watch:
+            _hard_concrete(ex, data, sparsities, finetune_steps, hc)
+        ex.seconds["hard_concrete"] = watch.seconds
     return ex
 
 
@@ -188,9 +187,9 @@ def semi_structured_times(n: int = 4096, repeats: int = 50) -> dict:
         for _ in range(5):
             A @ x
         torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(repeats):
-            A @ x
-        torch.cuda.synchronize()
-        out[name] = (time.perf_counter() - t0) / repeats
+        with stopwatch() as watch:
+            for _ in range(repeats):
+                A @ x
+            torch.cuda.synchronize()
+        out[name] = watch.seconds / repeats
     return out

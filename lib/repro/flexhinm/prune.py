@@ -6,12 +6,11 @@ permuted) weights, the masks and what each step did. Saliency is ``w_ij^2 E[x_j^
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..common import check_between, check_choice, check_int, check_positive
+from ..common import check_between, check_choice, check_int, check_positive, stopwatch
 from .patterns import (best_dense_count, hier_layout, layout_mask, nm_mask, retained, unstructured_mask,
                        vector_mask)
 from .permute import gyro_input, gyro_output, permute_hidden
@@ -82,21 +81,21 @@ def prune_model(weights, biases, powers, method: str, sparsity: float, v: int = 
     W, b = [np.asarray(w, dtype=float) for w in weights], [np.asarray(x, dtype=float) for x in biases]
     powers = [np.asarray(p, dtype=float) for p in powers]
     out = PrunedModel(weights=W, biases=b, masks=[])
-    t0 = time.perf_counter()
-    for l in range(len(W) - 1):
-        S = W[l] ** 2 * powers[l][None, :]
-        mask, layout, n_d, perm, trace = prune_layer(S, method, sparsity, v, gp, seed=seed + 7 * l)
-        if trace is not None:
-            W, b = permute_hidden(W, b, l, perm)
-            if l + 1 < len(powers):
-                powers[l + 1] = powers[l + 1][perm]
-            S = S[perm]
-        out.masks.append(mask)
-        out.retained.append(retained(S, mask))
-        out.layouts.append(layout)
-        out.n_dense.append(n_d)
-        out.traces.append(trace)
-    out.seconds = time.perf_counter() - t0
+    with stopwatch() as watch:
+        for l in range(len(W) - 1):
+            S = W[l] ** 2 * powers[l][None, :]
+            mask, layout, n_d, perm, trace = prune_layer(S, method, sparsity, v, gp, seed=seed + 7 * l)
+            if trace is not None:
+                W, b = permute_hidden(W, b, l, perm)
+                if l + 1 < len(powers):
+                    powers[l + 1] = powers[l + 1][perm]
+                S = S[perm]
+            out.masks.append(mask)
+            out.retained.append(retained(S, mask))
+            out.layouts.append(layout)
+            out.n_dense.append(n_d)
+            out.traces.append(trace)
+    out.seconds = watch.seconds
     out.weights, out.biases = W, b
     return out
 
@@ -169,12 +168,12 @@ def ao_24_mask(W) -> tuple[np.ndarray, float]:
     with torch.no_grad():
         lin.weight.copy_(torch.as_tensor(W, dtype=torch.float32))
     model = torch.nn.Sequential(lin)
-    t0 = time.perf_counter()
-    sp = WeightNormSparsifier(sparsity_level=1.0, sparse_block_shape=(1, 4), zeros_per_block=2)
-    sp.prepare(model, config=[{"tensor_fqn": "0.weight"}])
-    sp.step()
-    mask = model[0].parametrizations.weight[0].mask.detach().numpy().astype(bool)
-    return mask, time.perf_counter() - t0
+    with stopwatch() as watch:
+        sp = WeightNormSparsifier(sparsity_level=1.0, sparse_block_shape=(1, 4), zeros_per_block=2)
+        sp.prepare(model, config=[{"tensor_fqn": "0.weight"}])
+        sp.step()
+        mask = model[0].parametrizations.weight[0].mask.detach().numpy().astype(bool)
+    return mask, watch.seconds
 
 
 def torch_l1_unstructured_mask(W, density: float) -> tuple[np.ndarray, float]:
@@ -188,6 +187,7 @@ def torch_l1_unstructured_mask(W, density: float) -> tuple[np.ndarray, float]:
     lin = torch.nn.Linear(W.shape[1], W.shape[0], bias=False)
     with torch.no_grad():
         lin.weight.copy_(torch.as_tensor(W, dtype=torch.float32))
-    t0 = time.perf_counter()
-    prune.l1_unstructured(lin, "weight", amount=int(round((1 - density) * W.size)))
-    return lin.weight_mask.numpy().astype(bool), time.perf_counter() - t0
+    with stopwatch() as watch:
+        prune.l1_unstructured(lin, "weight", amount=int(round((1 - density) * W.size)))
+        mask = lin.weight_mask.numpy().astype(bool)
+    return mask, watch.seconds

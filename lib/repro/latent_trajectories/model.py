@@ -162,15 +162,17 @@ def read_traces(model: Transformer, tokens: np.ndarray, positions: np.ndarray, b
     return H, np.concatenate(probs)
 
 
-def make_checkpoint(path, steps: int = 2500, seed: int = 0, save_every: int = 0, log=None, **kwargs):
+def make_checkpoint(path, steps: int = 2500, seed: int = 0, save_every: int = 0, log=None, command: str = "",
+                    **kwargs):
     """Train `train_reasoner(steps, seed=seed, **kwargs)` and save it with its provenance to `path` (the file that
-    the experiments notebook loads). With `save_every > 0`, the model so far is also saved every `save_every` steps
-    (its provenance then gives the steps done), and `log(step, loss)` is called there.
+    the experiments notebook loads; `ship` makes it). With `save_every > 0`, the model so far is also saved every
+    `save_every` steps (its provenance then gives the steps done), and `log(step, loss)` is called there. `command`
+    is recorded as what made the file (by default this call).
     Explained in chapters/latent-trajectories/02_experiments.md."""
     from ..nn import save_checkpoint
 
-    command = (f"from repro.latent_trajectories import make_checkpoint; make_checkpoint('{path}', steps={steps}, "
-               f"seed={seed})")
+    command = command or (f"from repro.latent_trajectories import make_checkpoint; make_checkpoint('{path}', "
+                          f"steps={steps}, seed={seed})")
     start, losses = time.perf_counter(), []
 
     def save(model, done):
@@ -190,3 +192,24 @@ def make_checkpoint(path, steps: int = 2500, seed: int = 0, save_every: int = 0,
 
     model, _ = train_reasoner(steps, seed=seed, callback=callback, **kwargs)
     return model, save(model, steps)
+
+
+def checkpoint_path():
+    """``data/latent-trajectories/reasoner.pt``, the shipped reasoner. Explained in
+    chapters/latent-trajectories/02_experiments.md."""
+    from .. import DATA_DIR
+
+    return DATA_DIR / "latent-trajectories" / "reasoner.pt"
+
+
+def ship(seed: int | None = None) -> list:
+    """Train the shipped reasoner (2,500 steps, seed 0) and write it to `checkpoint_path()`; returns the path. The
+    chapter ships one model, so `seed` must be None. `python -m repro.book ship latent-trajectories` calls it (on
+    one thread). Explained in chapters/latent-trajectories/02_experiments.md.
+    """
+    from ..nn.checkpoint import ship_command
+
+    if seed is not None:
+        raise ValueError("latent-trajectories ships one reasoner (seed 0), not one per seed: run it without --seed")
+    make_checkpoint(checkpoint_path(), steps=2500, seed=0, command=ship_command("latent-trajectories"))
+    return [checkpoint_path()]

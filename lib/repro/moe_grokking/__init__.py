@@ -18,11 +18,13 @@ marked "ours" is ours):
 
 Also here: routing and load entropy, the weight norm, crossing times and onsets, per-sample memorization times,
 rank correlations, the numbers behind the chapter's claims (`group_times`, `claim_quantities`), and
-`train_monitored`, which trains the book's MoE transformer on `repro.data.grokking_mix` and evaluates all of this at
-chosen steps.
+`train_monitored`, which trains the book's MoE transformer on the `.grokking_mix` task mixture and evaluates all of
+this at chosen steps.
 
 Modules, one idea each:
 
+- :mod:`.grokking_mix` the task mixture: groups of modular-arithmetic facts that memorize and generalize at different
+  times, plus a random-label control group;
 - :mod:`.metrics`   pathways, pathway distance, layer consistency, routing and load entropy, the weight norm; and the
   paper's own definitions (experts up to a cumulative routing weight of 0.7, raw Levenshtein distance, C_i),
   recomputed from a log's stored router probabilities (`paper_curves`);

@@ -7,21 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..common import check_choice
-from ..nn import TransformerConfig
+from ..nn import MoESizes, TransformerConfig
 
 __all__ = ["GrokkingConfig", "VARIANTS", "SHIPPED_VARIANTS", "variant_config"]
 
 
-@dataclass
-class GrokkingConfig:
-    """The run of chapters/moe-grokking/02_experiments.md: model, optimiser and monitoring sizes."""
+@dataclass(frozen=True)
+class GrokkingConfig(MoESizes):
+    """The run of chapters/moe-grokking/02_experiments.md: the model's sizes (`repro.nn.MoESizes`), optimiser and
+    monitoring sizes."""
 
-    d_model: int = 64
-    n_layers: int = 4
-    n_heads: int = 4
-    n_experts: int = 8
-    top_k: int = 2
-    d_expert: int = 32
     lr: float = 2e-3
     weight_decay: float = 1.0
     balance_coef: float = 0.01
@@ -35,11 +30,7 @@ class GrokkingConfig:
     def model_config(self, vocab_size: int) -> TransformerConfig:
         """The transformer: MoE blocks, or with `dense=True` its dense twin, whose MLP is as wide as the top_k experts
         that a token uses (the same active parameters per token)."""
-        sizes = dict(vocab_size=vocab_size, max_len=4, d_model=self.d_model, n_layers=self.n_layers,
-                     n_heads=self.n_heads)
-        if self.dense:
-            return TransformerConfig(**sizes, d_mlp=self.top_k * self.d_expert)
-        return TransformerConfig(**sizes, n_experts=self.n_experts, top_k=self.top_k, d_expert=self.d_expert)
+        return self.transformer_config(vocab_size, max_len=4, dense=self.dense)
 
 
 #: The runs of the chapter: the MoE as configured, its routers frozen at initialisation, no balancing loss, and the

@@ -1,20 +1,27 @@
 """The shipped logs under data/moe-grokking/: one .npz per run (runs/seed<k>-<variant>.npz) with its provenance record.
 
 Explained in chapters/moe-grokking/02_experiments.md, which loads them at scale="ci" and reruns them at "full".
+The files are `repro.nn.checkpoint.save_arrays` files; `python -m repro.book ship moe-grokking [--seed N]` remakes
+the runs (`ship`). The pilots under pilots/ and redesign-pilots/ are the design's record and are not remade.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 
 import numpy as np
 
-from ..common import provenance_record
+from .. import DATA_DIR
+from ..common import check_int
+from ..nn.checkpoint import load_arrays, save_arrays, ship_command
 from .config import GrokkingConfig
 from .training import run_experiments
 
 __all__ = ["save_log", "load_log", "make_shipped_run", "run_file", "load_runs", "shipped_seeds", "make_pilot",
-           "NoShippedRun", "no_shipped_seed"]
+           "NoShippedRun", "no_shipped_seed", "RUNS_DIR", "SHIPPED_SEEDS", "ship"]
+
+#: Where the shipped runs live, and the seeds whose runs (every variant) are shipped.
+RUNS_DIR = DATA_DIR / "moe-grokking" / "runs"
+SHIPPED_SEEDS = (0, 1, 2)
 
 
 def _small(v):
@@ -30,21 +37,16 @@ def save_log(path, logs: dict, **provenance) -> None:
     the record adds the commit and the UTC time unless given.
     """
     flat = {f"{name}/{key}": _small(v) for name, log in logs.items() for key, v in log.items()}
-    record = provenance_record(**provenance)
-    np.savez_compressed(path, provenance=np.array(json.dumps(record)), **flat)
+    save_arrays(path, flat, **provenance)
 
 
 def load_log(path) -> tuple[dict, dict]:
     """Read a file written by `save_log`: ({run name: log}, provenance). See chapters/moe-grokking/02_experiments.md."""
-    with np.load(path, allow_pickle=False) as z:
-        prov = json.loads(str(z["provenance"]))
-        logs: dict = {}
-        for key in z.files:
-            if key == "provenance":
-                continue
-            name, field = key.split("/", 1)
-            v = z[key]
-            logs.setdefault(name, {})[field] = v.item() if v.ndim == 0 else v
+    arrays, prov = load_arrays(path)
+    logs: dict = {}
+    for key, v in arrays.items():
+        name, field = key.split("/", 1)
+        logs.setdefault(name, {})[field] = v.item() if v.ndim == 0 else v
     return logs, prov
 
 
@@ -65,7 +67,7 @@ def make_shipped_run(directory, seed: int, variant: str, cfg: GrokkingConfig = G
 
     One process per run, one thread each, is how the shipped runs were made (chapters/moe-grokking/02_experiments.md).
     """
-    from ..data.grokking_mix import DEFAULT_GROUPS
+    from .grokking_mix import DEFAULT_GROUPS
 
     groups = [(str(op), float(frac)) for op, frac in (DEFAULT_GROUPS if groups is None else groups)]
     log = run_experiments(seed, cfg, p, variants=(variant,), groups=groups)[variant]
@@ -130,8 +132,7 @@ def no_shipped_seed(directory, seed: int, steps_per_s: float, n_runs: int, steps
         f"reads shipped runs instead of training. Retraining this seed's {n_runs} runs of {steps} steps takes about "
         f"{minutes:.0f} minutes on this machine (measured here: {steps_per_s:.1f} steps/s on a short run, one "
         f"thread). To retrain, run the notebook with scale=\"full\", or write the files once with "
-        f"repro.moe_grokking.make_shipped_run(\"{directory}\", seed={seed}, variant=v) for each v in VARIANTS "
-        f"and rerun at ci.")
+        f"`{ship_command('moe-grokking', seed)}` and rerun at ci.")
 
 
 def make_pilot(path, groups, seed: int, cfg: GrokkingConfig = GrokkingConfig(), p: int = 31, command: str = "") -> dict:
@@ -140,7 +141,7 @@ def make_pilot(path, groups, seed: int, cfg: GrokkingConfig = GrokkingConfig(), 
     The pilots that chose the mixture, the model and the budget are shipped under data/moe-grokking/pilots/ and read
     by chapters/moe-grokking/02_experiments.md. Pilots run on a development seed (100 and up), never on a reported one.
     """
-    from ..data.grokking_mix import make_grokking_mix
+    from .grokking_mix import make_grokking_mix
     from .training import train_monitored
 
     groups = [(str(op), float(frac)) for op, frac in groups]
@@ -148,3 +149,20 @@ def make_pilot(path, groups, seed: int, cfg: GrokkingConfig = GrokkingConfig(), 
     save_log(path, {"main": log}, command=command, seed=int(seed), p=int(p), groups=groups, config=asdict(cfg),
              seconds=round(float(log["seconds"]), 1))
     return log
+
+
+def ship(seed: int | None = None) -> list:
+    """Train and write every run of `VARIANTS` of `seed` (default: every seed of `SHIPPED_SEEDS`) to `RUNS_DIR`, one
+    thread, one run after another; returns the paths. `python -m repro.book ship moe-grokking [--seed N]` calls it.
+
+    Explained in chapters/moe-grokking/02_experiments.md.
+    """
+    from .config import VARIANTS
+
+    seeds = SHIPPED_SEEDS if seed is None else (check_int("seed", seed, low=0),)
+    paths = []
+    for s in seeds:
+        for variant in VARIANTS:
+            make_shipped_run(RUNS_DIR, s, variant, command=ship_command("moe-grokking", s))
+            paths.append(run_file(RUNS_DIR, s, variant))
+    return paths

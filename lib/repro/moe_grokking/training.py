@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from ..common import check_int
-from ..data.grokking_mix import ANSWER_POSITION, DEFAULT_GROUPS, GrokkingMix, make_grokking_mix
+from .grokking_mix import ANSWER_POSITION, DEFAULT_GROUPS, GrokkingMix, make_grokking_mix
 from ..nn import Transformer, train_lm
 from .config import VARIANTS, GrokkingConfig, variant_config
 from .metrics import (PROMPT_POSITIONS, aggregate_gates, layer_consistency, layer_pathway_distance, load_entropy,

@@ -3,7 +3,8 @@
 Explained in chapters/moe-multilingual/02_experiments.md ("The model"). The training takes minutes on two cores, more
 than the chapter's ci budget, so the checkpoints of the development seed and of seeds 0, 1, 2 are shipped under
 data/moe-multilingual/ with their provenance; at ci the chapter loads the seed's checkpoint and trains a few steps of
-the same code to show it runs; at scale="full" it retrains from scratch.
+the same code to show it runs; at scale="full" it retrains from scratch. `python -m repro.book ship moe-multilingual
+[--seed N]` remakes them (`ship`).
 """
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ import torch
 
 from .. import DATA_DIR
 from ..common import check_int, thread_limit
-from ..nn import Transformer, TransformerConfig, load_checkpoint, save_checkpoint, train_lm
+from ..nn import MoESizes, Transformer, TransformerConfig, load_checkpoint, save_checkpoint, train_lm
+from ..nn.checkpoint import ship_command
 from .corpus import PAD, Corpus, CorpusConfig, make_corpus
 from .languages import make_lexicon
 
 __all__ = ["MultilingualConfig", "build_corpus", "train_model", "checkpoint_path", "make_checkpoint",
-           "load_model", "SHIPPED_SEEDS"]
+           "load_model", "SHIPPED_SEEDS", "ship"]
 
 SLUG = "moe-multilingual"
 #: Seeds whose trained model is shipped: the three reported seeds.
@@ -27,14 +29,10 @@ SHIPPED_SEEDS = (0, 1, 2)
 
 
 @dataclass(frozen=True)
-class MultilingualConfig:
-    """Model and optimiser sizes of the chapter's run (chapters/moe-multilingual/02_experiments.md)."""
-    d_model: int = 64
+class MultilingualConfig(MoESizes):
+    """Model and optimiser sizes of the chapter's run: the MoE sizes of `repro.nn.MoESizes` with six blocks, and the
+    optimiser's (chapters/moe-multilingual/02_experiments.md)."""
     n_layers: int = 6
-    n_heads: int = 4
-    n_experts: int = 8
-    top_k: int = 2
-    d_expert: int = 32
     steps: int = 2000
     batch_size: int = 32
     lr: float = 3e-3
@@ -44,9 +42,7 @@ class MultilingualConfig:
 
     def model_config(self, vocab_size: int, max_len: int) -> TransformerConfig:
         """The transformer of this run: every block an MoE."""
-        return TransformerConfig(vocab_size=vocab_size, max_len=max_len, d_model=self.d_model,
-                                 n_layers=self.n_layers, n_heads=self.n_heads, n_experts=self.n_experts,
-                                 top_k=self.top_k, d_expert=self.d_expert)
+        return self.transformer_config(vocab_size, max_len)
 
 
 def build_corpus(seed: int, corpus_cfg: CorpusConfig = CorpusConfig()) -> Corpus:
@@ -88,13 +84,14 @@ def checkpoint_path(seed: int):
 def make_checkpoint(seed: int, cfg: MultilingualConfig = MultilingualConfig()):
     """Train the model of `seed` and save it with its provenance (command, seed, config, seconds, steps/s).
 
-    Run as `python -m repro.moe_multilingual.training SEED`. Explained in chapters/moe-multilingual/02_experiments.md.
+    Run by `python -m repro.book ship moe-multilingual --seed SEED`. Explained in
+    chapters/moe-multilingual/02_experiments.md.
     """
     corpus = build_corpus(seed)
     t0 = time.time()
     model, hist = train_model(corpus, cfg, seed=seed)
     return save_checkpoint(model, checkpoint_path(seed),
-                           command=f"python -m repro.moe_multilingual.training {seed}", seed=seed,
+                           command=ship_command(SLUG, seed), seed=seed,
                            config=asdict(cfg), seconds=round(time.time() - t0, 1),
                            steps_per_second=round(hist["steps_per_second"], 2),
                            final_loss=round(float(sum(hist["loss"][-50:]) / 50), 4))
@@ -102,11 +99,13 @@ def make_checkpoint(seed: int, cfg: MultilingualConfig = MultilingualConfig()):
 
 def load_model(seed: int) -> tuple[Transformer, dict]:
     """The shipped model of `seed` and its provenance (chapters/moe-multilingual/02_experiments.md)."""
-    return load_checkpoint(checkpoint_path(seed))
+    return load_checkpoint(checkpoint_path(seed), remake=ship_command(SLUG, seed))
 
 
-if __name__ == "__main__":
-    import sys
+def ship(seed: int | None = None) -> list:
+    """Train and write the shipped model of `seed` (default: every seed of `SHIPPED_SEEDS`); returns the paths.
 
-    for s in sys.argv[1:]:
-        print(make_checkpoint(int(s)))
+    `python -m repro.book ship moe-multilingual [--seed N]` calls it. Explained in
+    chapters/moe-multilingual/02_experiments.md.
+    """
+    return [make_checkpoint(s) for s in (SHIPPED_SEEDS if seed is None else (check_int("seed", seed, 0),))]

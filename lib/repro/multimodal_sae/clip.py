@@ -7,13 +7,13 @@ means of the unit embeddings, and the mean cosine of matched pairs.
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import torch
 from torch import nn
 
-from ..common import check_int, check_non_negative, check_positive
+from ..common import check_int, check_non_negative, check_positive, stopwatch
+from ..nn.contrastive import symmetric_info_nce
 
 
 class TinyCLIP(nn.Module):
@@ -59,9 +59,7 @@ def pack(token_lists) -> tuple[torch.Tensor, torch.Tensor]:
 
 def info_nce(img: torch.Tensor, txt: torch.Tensor, log_scale: torch.Tensor) -> torch.Tensor:
     """Symmetric InfoNCE of matched rows. Explained in chapters/multimodal-sae/02_experiments.md."""
-    logits = log_scale.clamp(max=np.log(100.0)).exp() * img @ txt.t()
-    target = torch.arange(img.shape[0])
-    return 0.5 * (nn.functional.cross_entropy(logits, target) + nn.functional.cross_entropy(logits.t(), target))
+    return symmetric_info_nce(log_scale.clamp(max=np.log(100.0)).exp() * img @ txt.t())
 
 
 def train_clip(data, train_idx, steps: int = 400, batch_size: int = 256, lr: float = 3e-3, dim: int = 32,
@@ -82,17 +80,17 @@ def train_clip(data, train_idx, steps: int = 400, batch_size: int = 256, lr: flo
     images = torch.from_numpy(data.images)
     n_cap = len(data.captions[0])
     hist = {"loss": [], "temperature": []}
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        idx = rng.choice(train_idx, size=min(batch_size, len(train_idx)), replace=False)
-        caps = [data.captions[i][j] for i, j in zip(idx, rng.integers(n_cap, size=len(idx)))]
-        loss = info_nce(model.encode_image(images[idx]), model.encode_text(*pack(caps)), model.log_scale)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        hist["loss"].append(float(loss.detach()))
-        hist["temperature"].append(float(1 / model.log_scale.detach().clamp(max=np.log(100.0)).exp()))
-    hist["seconds"] = time.perf_counter() - t0
+    with stopwatch() as watch:
+        for _ in range(steps):
+            idx = rng.choice(train_idx, size=min(batch_size, len(train_idx)), replace=False)
+            caps = [data.captions[i][j] for i, j in zip(idx, rng.integers(n_cap, size=len(idx)))]
+            loss = info_nce(model.encode_image(images[idx]), model.encode_text(*pack(caps)), model.log_scale)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            hist["loss"].append(float(loss.detach()))
+            hist["temperature"].append(float(1 / model.log_scale.detach().clamp(max=np.log(100.0)).exp()))
+    hist["seconds"] = watch.seconds
     model.eval()
     return model, hist
 

@@ -7,13 +7,12 @@ grid, named in `VARIANTS`. All settings were fixed on development seed 100.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
-from ..common import check_choice, check_int, cluster_bootstrap_ci, thread_limit
+from ..common import check_choice, check_int, cluster_bootstrap_ci, stopwatch, thread_limit
 from .captions import load_captioned_digits, prompt_tokens
 from .clip import dense_zero_shot_hits, embed_pairs, embed_prompts, modality_gap, train_clip
 from .gsae import PairedSAE, encode_pairs, train_paired
@@ -176,13 +175,13 @@ def dictionary_learning_peer(x: torch.Tensor, y: torch.Tensor, xv: torch.Tensor,
     X = torch.cat([x, y]).numpy()
     mean = X.mean(0)
     with thread_limit(1):
-        t0 = time.perf_counter()
-        dl = MiniBatchDictionaryLearning(n_components=p, alpha=0.1, batch_size=256, max_iter=max_iter,
-                                         transform_algorithm="omp", transform_n_nonzero_coefs=k, random_state=seed)
-        dl.fit(X - mean)
-        seconds = time.perf_counter() - t0
+        with stopwatch() as watch:
+            dl = MiniBatchDictionaryLearning(n_components=p, alpha=0.1, batch_size=256, max_iter=max_iter,
+                                             transform_algorithm="omp", transform_n_nonzero_coefs=k,
+                                             random_state=seed)
+            dl.fit(X - mean)
         cx, cy = dl.transform(xv.numpy() - mean), dl.transform(yv.numpy() - mean)
     rx, ry = cx @ dl.components_ + mean, cy @ dl.components_ + mean
     fvu = pair_fvu(xv, yv, torch.from_numpy(rx).float(), torch.from_numpy(ry).float())[0]
     counts = neuron_counts(torch.from_numpy(np.abs(cx)), torch.from_numpy(np.abs(cy)))
-    return {"fvu": float(fvu), "seconds": seconds, "counts": {k_: int(v[0]) for k_, v in counts.items()}}
+    return {"fvu": float(fvu), "seconds": watch.seconds, "counts": {k_: int(v[0]) for k_, v in counts.items()}}

@@ -19,13 +19,12 @@ pre-activation so that a masked latent cannot fire through its bias.)
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import torch
 from torch import nn
 
-from ..common import check_between, check_int, check_non_negative, check_positive
+from ..common import check_between, check_int, check_non_negative, check_positive, stopwatch
 from ..nn.sae import normalize_columns_, remove_parallel_gradient_, topk_activation
 
 
@@ -133,21 +132,21 @@ def train_paired(sae: PairedSAE, x: torch.Tensor, y: torch.Tensor, steps: int, b
     opt = torch.optim.Adam(sae.parameters(), lr=lr)
     masked = bool((sae.p_masks > 0).any())
     hist = {"loss": [], "recon": [], "group": []}
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        idx = torch.randint(x.shape[0], (batch_size,), generator=g_batch)
-        mask = sae.draw_mask(batch_size, g_mask) if masked else None
-        loss, rec, group = sae.loss(x[idx], y[idx], mask)
-        opt.zero_grad(set_to_none=True)
-        loss.sum().backward()
-        sae.remove_parallel_gradient()
-        opt.step()
-        sae.normalize_decoder()
-        hist["loss"].append(loss.detach().numpy())
-        hist["recon"].append(rec.detach().numpy())
-        hist["group"].append(group.detach().numpy())
-    hist = {k: np.stack(v) if v else np.zeros((0, sae.M)) for k, v in hist.items()}
-    hist["seconds"] = time.perf_counter() - t0
+    with stopwatch() as watch:
+        for _ in range(steps):
+            idx = torch.randint(x.shape[0], (batch_size,), generator=g_batch)
+            mask = sae.draw_mask(batch_size, g_mask) if masked else None
+            loss, rec, group = sae.loss(x[idx], y[idx], mask)
+            opt.zero_grad(set_to_none=True)
+            loss.sum().backward()
+            sae.remove_parallel_gradient()
+            opt.step()
+            sae.normalize_decoder()
+            hist["loss"].append(loss.detach().numpy())
+            hist["recon"].append(rec.detach().numpy())
+            hist["group"].append(group.detach().numpy())
+        hist = {k: np.stack(v) if v else np.zeros((0, sae.M)) for k, v in hist.items()}
+    hist["seconds"] = watch.seconds
     sae.eval()
     return hist
 

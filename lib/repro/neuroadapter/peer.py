@@ -8,13 +8,13 @@ the same Min-SNR ε loss, optimiser, batches and timesteps.
 from __future__ import annotations
 
 import logging
-import time
 import warnings
 
 import numpy as np
 import torch
 
 from ..common.checks import check_int
+from ..common.timing import stopwatch
 from .adapter import NeuroAdapter, ParcelMapper, token_dropout
 from .diffusion import Schedule, diffusion_loss
 from .unet import TinyUNet, UNetConfig
@@ -77,16 +77,17 @@ def race(images, voxels, steps: int, batch: int = 64, lr: float = 2e-3, seed: in
         model = make()
         opt = torch.optim.AdamW(model.parameters(), lr=lr)
         g = torch.Generator().manual_seed(seed)
-        losses, t0 = [], time.perf_counter()
-        for _ in range(steps):
-            idx = torch.randint(0, len(x), (batch,), generator=g)
-            keep = token_dropout(batch, v.shape[1], g)
-            tokens = model.mapper(v[idx]) * keep[..., None]
-            loss = diffusion_loss(model, sched, x[idx], tokens, g)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(float(loss.detach()))
-        out[name] = {"losses": losses, "ms_per_step": 1e3 * (time.perf_counter() - t0) / steps,
+        losses = []
+        with stopwatch() as watch:
+            for _ in range(steps):
+                idx = torch.randint(0, len(x), (batch,), generator=g)
+                keep = token_dropout(batch, v.shape[1], g)
+                tokens = model.mapper(v[idx]) * keep[..., None]
+                loss = diffusion_loss(model, sched, x[idx], tokens, g)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(float(loss.detach()))
+        out[name] = {"losses": losses, "ms_per_step": 1e3 * watch.seconds / steps,
                      "parameters": sum(p.numel() for n_, p in model.named_parameters() if not n_.startswith("mapper"))}
     return out

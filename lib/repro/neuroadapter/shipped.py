@@ -2,27 +2,26 @@
 the paper's Stable Diffusion is one for every subject) and the adapters of each seed (stage 1, plus the two-stage
 baseline's feature adapter).
 
-Explained in chapters/neuroadapter/02_experiments.md. ``python -m repro.neuroadapter.shipped unet`` remakes
-``unet.pt``; ``python -m repro.neuroadapter.shipped SEED`` remakes ``adapter-seed{SEED}.pt``. Each file holds half
-precision state dicts, the training losses and a provenance record (command, seed, commit, time), and loads with
-``torch.load(weights_only=True)``.
+Explained in chapters/neuroadapter/02_experiments.md. ``python -m repro.book ship neuroadapter`` remakes ``unet.pt``
+and then every shipped seed's adapters (trained on that U-Net); ``… ship neuroadapter --seed SEED`` remakes
+``adapter-seed{SEED}.pt`` only (``ship``). Each file holds half precision state dicts, the training losses and a
+provenance record (command, seed, commit, time), and loads with ``torch.load(weights_only=True)``
+(``repro.nn.checkpoint``).
 """
 from __future__ import annotations
 
-import sys
-import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
-from ..common import check_int, provenance_record
+from ..common import check_int, stopwatch
+from ..nn.checkpoint import load_shipped, module_state, save_shipped, ship_command
 from .adapter import NeuroAdapter, train_adapter, train_unet
 from .cortex import NOISE, VOXELS, Cortex, digit_stimuli
 from .unet import TinyUNet, UNetConfig
 
 __all__ = ["SETUP", "SHIPPED_SEEDS", "unet_path", "adapter_path", "make_unet", "save_unet", "load_unet",
-           "make_adapters", "save_adapters", "load_adapters", "seed_data", "FEATURES"]
+           "make_adapters", "save_adapters", "load_adapters", "seed_data", "FEATURES", "ship"]
 
 #: Training sizes, the same at every scale (fixed on development seed 100).
 SETUP = {"unet_steps": 5000, "unet_batch": 64, "unet_lr": 2e-3, "unet_seed": 0,
@@ -48,10 +47,6 @@ def adapter_path(seed: int) -> Path:
     return _dir() / f"adapter-seed{check_int('seed', seed, low=0)}.pt"
 
 
-def _half(module) -> dict:
-    return {k: v.detach().to(torch.float16).clone() for k, v in module.state_dict().items()}
-
-
 def _full(state: dict) -> dict:
     return {k: v.float() for k, v in state.items()}
 
@@ -70,12 +65,9 @@ def make_unet(steps: int | None = None, progress=None) -> tuple[TinyUNet, list[f
 
 def save_unet(unet: TinyUNet, losses, seconds: float, path=None) -> Path:
     """Write the stage-0 U-Net with its losses and provenance. Explained in chapters/neuroadapter/02_experiments.md."""
-    path = Path(path) if path else unet_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"config": dict(unet.config), "state": _half(unet), "losses": torch.tensor(losses),
-                "provenance": provenance_record(command="python -m repro.neuroadapter.shipped unet",
-                                                seed=SETUP["unet_seed"], setup=SETUP, seconds=seconds)}, path)
-    return path
+    contents = {"config": dict(unet.config), "state": module_state(unet, torch.float16), "losses": torch.tensor(losses)}
+    return save_shipped(Path(path) if path else unet_path(), contents, command=ship_command("neuroadapter"),
+                        seed=SETUP["unet_seed"], setup=SETUP, seconds=seconds)
 
 
 def load_unet(path=None) -> tuple[TinyUNet, dict]:
@@ -83,13 +75,10 @@ def load_unet(path=None) -> tuple[TinyUNet, dict]:
 
     Explained in chapters/neuroadapter/02_experiments.md.
     """
-    path = Path(path) if path else unet_path()
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} not found; make it with `python -m repro.neuroadapter.shipped unet`")
-    blob = torch.load(path, weights_only=True)
+    blob, provenance = load_shipped(Path(path) if path else unet_path(), ship_command("neuroadapter"))
     unet = TinyUNet(UNetConfig(**blob["config"]))
     unet.load_state_dict(_full(blob["state"]))
-    return unet.eval().requires_grad_(False), {"losses": blob["losses"].tolist(), "provenance": blob["provenance"]}
+    return unet.eval().requires_grad_(False), {"losses": blob["losses"].tolist(), "provenance": provenance}
 
 
 
@@ -126,34 +115,34 @@ def make_adapters(seed: int, unet: TinyUNet, progress=None, steps: int | None = 
     seed = check_int("seed", seed, low=0)
     steps = check_int("steps", steps if steps is not None else SETUP["adapter_steps"])
     data = seed_data(seed, 1)
-    t0 = time.perf_counter()
-    torch.manual_seed(seed)
-    adapter = NeuroAdapter(unet, data["cortex"].n_parcels, VOXELS)
-    losses = train_adapter(unet, adapter, data["train"].x, data["vox_train"], steps, SETUP["adapter_batch"],
-                           SETUP["adapter_lr"], SETUP["weight_decay"], seed=seed, progress=progress)
-    t1 = time.perf_counter()
-    f = _feature_net(data).features(data["train"].x)
-    scale = torch.tensor([f.mean(0).tolist(), (f.std(0) + 1e-6).tolist()])
-    fz = ((f - scale[0].numpy()) / scale[1].numpy()).reshape(len(f), 4, FEATURES // 4)
-    feat = NeuroAdapter(unet, 4, FEATURES // 4)
-    f_steps = max(1, steps * SETUP["feature_steps"] // SETUP["adapter_steps"])
-    f_losses = train_adapter(unet, feat, data["train"].x, fz, f_steps, SETUP["adapter_batch"], SETUP["adapter_lr"],
-                             SETUP["weight_decay"], seed=seed, progress=progress)
-    adapter.attach(unet)
+    with stopwatch() as adapter_watch:
+        torch.manual_seed(seed)
+        adapter = NeuroAdapter(unet, data["cortex"].n_parcels, VOXELS)
+        losses = train_adapter(unet, adapter, data["train"].x, data["vox_train"], steps, SETUP["adapter_batch"],
+                               SETUP["adapter_lr"], SETUP["weight_decay"], seed=seed, progress=progress)
+    with stopwatch() as feature_watch:
+        f = _feature_net(data).features(data["train"].x)
+        scale = torch.tensor([f.mean(0).tolist(), (f.std(0) + 1e-6).tolist()])
+        fz = ((f - scale[0].numpy()) / scale[1].numpy()).reshape(len(f), 4, FEATURES // 4)
+        feat = NeuroAdapter(unet, 4, FEATURES // 4)
+        f_steps = max(1, steps * SETUP["feature_steps"] // SETUP["adapter_steps"])
+        f_losses = train_adapter(unet, feat, data["train"].x, fz, f_steps, SETUP["adapter_batch"],
+                                 SETUP["adapter_lr"], SETUP["weight_decay"], seed=seed, progress=progress)
+        adapter.attach(unet)
     return {"adapter": adapter, "feature_adapter": feat, "feature_scale": scale, "losses": losses,
-            "feature_losses": f_losses, "seconds": {"adapter": t1 - t0, "feature_adapter": time.perf_counter() - t1}}
+            "feature_losses": f_losses, "seconds": {"adapter": adapter_watch.seconds,
+                                                    "feature_adapter": feature_watch.seconds}}
 
 
 def save_adapters(models: dict, seed: int, path=None) -> Path:
     """Write ``make_adapters``' output with its provenance. Explained in chapters/neuroadapter/02_experiments.md."""
-    path = Path(path) if path else adapter_path(seed)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"adapter": _half(models["adapter"]), "feature_adapter": _half(models["feature_adapter"]),
+    contents = {"adapter": module_state(models["adapter"], torch.float16),
+                "feature_adapter": module_state(models["feature_adapter"], torch.float16),
                 "feature_scale": models["feature_scale"], "losses": torch.tensor(models["losses"]),
-                "feature_losses": torch.tensor(models["feature_losses"]),
-                "provenance": provenance_record(command=f"python -m repro.neuroadapter.shipped {seed}", seed=seed,
-                                                setup=SETUP, noise=NOISE, seconds=models["seconds"])}, path)
-    return path
+                "feature_losses": torch.tensor(models["feature_losses"])}
+    return save_shipped(Path(path) if path else adapter_path(seed), contents,
+                        command=ship_command("neuroadapter", seed), seed=seed, setup=SETUP, noise=NOISE,
+                        seconds=models["seconds"])
 
 
 def load_adapters(seed: int, unet: TinyUNet, path=None) -> dict:
@@ -167,10 +156,10 @@ def load_adapters(seed: int, unet: TinyUNet, path=None) -> dict:
     if not path.is_file():
         have = sorted(int(p.stem.split("seed")[1]) for p in _dir().glob("adapter-seed*.pt"))
         raise FileNotFoundError(f"no shipped adapters for seed {seed} ({path.name}); the shipped seeds are "
-                                f"{', '.join(map(str, have)) or 'none'}. Make one with `python -m "
-                                f"repro.neuroadapter.shipped {seed}` (a few CPU-minutes) or run the chapter at "
+                                f"{', '.join(map(str, have)) or 'none'}. Make one with "
+                                f"`{ship_command('neuroadapter', seed)}` (a few CPU-minutes) or run the chapter at "
                                 f"scale='full', which retrains it")
-    blob = torch.load(path, weights_only=True)
+    blob, provenance = load_shipped(path, ship_command("neuroadapter", seed))
     p = blob["adapter"]["mapper.weight"].shape
     adapter = NeuroAdapter(unet, p[0], p[1])
     adapter.load_state_dict(_full(blob["adapter"]))
@@ -178,17 +167,20 @@ def load_adapters(seed: int, unet: TinyUNet, path=None) -> dict:
     feat.load_state_dict(_full(blob["feature_adapter"]))
     return {"adapter": adapter.eval(), "feature_adapter": feat.eval(), "feature_scale": blob["feature_scale"],
             "losses": blob["losses"].tolist(), "feature_losses": blob["feature_losses"].tolist(),
-            "seconds": blob["provenance"]["seconds"], "provenance": blob["provenance"]}
+            "seconds": provenance["seconds"], "provenance": provenance}
 
-if __name__ == "__main__":                                # python -m repro.neuroadapter.shipped unet | SEED
-    torch.set_num_threads(1)
-    what = sys.argv[1]
-    t0 = time.perf_counter()
-    if what == "unet":
-        from tqdm import tqdm
-        u, ls = make_unet(progress=lambda it: tqdm(it, mininterval=30))
-        print(save_unet(u, ls, time.perf_counter() - t0), ls[-1])
-    else:
-        s = int(what)
-        m = make_adapters(s, load_unet()[0])
-        print(save_adapters(m, s), m["seconds"], m["losses"][-1])
+
+def ship(seed: int | None = None) -> list[Path]:
+    """Write the shipped files: without `seed`, the stage-0 U-Net and then the adapters of every ``SHIPPED_SEEDS``
+    (they are trained on that U-Net); with `seed`, that seed's adapters only, on the shipped U-Net. Returns the paths;
+    ``python -m repro.book ship neuroadapter [--seed N]`` calls it.
+    Explained in chapters/neuroadapter/02_experiments.md.
+    """
+    paths = []
+    if seed is None:
+        with stopwatch() as watch:
+            unet, losses = make_unet()
+        paths.append(save_unet(unet, losses, watch.seconds))
+    for s in SHIPPED_SEEDS if seed is None else (check_int("seed", seed, low=0),):
+        paths.append(save_adapters(make_adapters(s, load_unet()[0]), s))     # a fresh U-Net: adapters attach to it
+    return paths

@@ -22,13 +22,12 @@ much as they can on their own. One prefix (m,) is a plain SAE. AuxK (Gao et al. 
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from ..common import check_between, check_choice, check_int, check_non_negative, check_positive
+from ..common import check_between, check_choice, check_int, check_non_negative, check_positive, stopwatch
 
 ACTIVATIONS = ("topk", "batchtopk")
 
@@ -283,26 +282,26 @@ def train_sae(sae: SAE, acts: torch.Tensor, steps: int, batch_size: int = 1024, 
     opt = torch.optim.Adam(sae.parameters(), lr=lr)
     sae.train()
     hist = {"loss": [], "recon": [], "aux": [], "extra": []}
-    t0 = time.perf_counter()
-    for step in range(steps):
-        x = acts[batches(step, gen)]
-        out = sae(x)
-        recon = sae.reconstruction_loss(x, out)
-        with torch.no_grad():
-            fired = (out.codes != 0).any(0)
-            sae.tokens_since_fired.add_(x.shape[0]).masked_fill_(fired, 0.0)
-        aux = sae.aux_loss(x, out, sae.dead_mask(dead_after_tokens), k_aux) if aux_coef > 0 else x.new_zeros(())
-        extra = extra_loss(sae, x, out) if extra_loss is not None else x.new_zeros(())
-        loss = recon + aux_coef * aux + extra
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        sae.remove_parallel_gradient()
-        opt.step()
-        sae.normalize_decoder()
-        for key, v in (("loss", loss), ("recon", recon), ("aux", aux), ("extra", extra)):
-            hist[key].append(float(v.detach()))
-        if callback is not None:
-            callback(step, sae, float(loss))
-    hist["seconds"] = time.perf_counter() - t0
+    with stopwatch() as watch:
+        for step in range(steps):
+            x = acts[batches(step, gen)]
+            out = sae(x)
+            recon = sae.reconstruction_loss(x, out)
+            with torch.no_grad():
+                fired = (out.codes != 0).any(0)
+                sae.tokens_since_fired.add_(x.shape[0]).masked_fill_(fired, 0.0)
+            aux = sae.aux_loss(x, out, sae.dead_mask(dead_after_tokens), k_aux) if aux_coef > 0 else x.new_zeros(())
+            extra = extra_loss(sae, x, out) if extra_loss is not None else x.new_zeros(())
+            loss = recon + aux_coef * aux + extra
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            sae.remove_parallel_gradient()
+            opt.step()
+            sae.normalize_decoder()
+            for key, v in (("loss", loss), ("recon", recon), ("aux", aux), ("extra", extra)):
+                hist[key].append(float(v.detach()))
+            if callback is not None:
+                callback(step, sae, float(loss))
+    hist["seconds"] = watch.seconds
     sae.eval()
     return hist

@@ -5,7 +5,6 @@ Used by chapters/temporal-sae (training the transformer whose activations the SA
 """
 from __future__ import annotations
 
-import time
 from typing import Callable
 
 import torch
@@ -13,6 +12,7 @@ from torch import nn
 
 from ..common.progress import progress
 from ..common import check_int
+from ..common.timing import stopwatch
 
 
 def lm_loss(logits: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -59,20 +59,21 @@ def train_lm(model: nn.Module, batches: Callable[[int], torch.Tensor], steps: in
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, betas=betas)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warmup) if warmup else 1.0)
-    losses, start = [], time.perf_counter()
-    model.train()
-    for step in progress(range(1, int(steps) + 1), desc="training", total=int(steps)):
-        tokens, mask = _unpack(batches(step), mask_fn)
-        out = model(tokens)
-        loss = lm_loss(out.logits, tokens, mask) + balance_coef * out.balance_loss
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        if grad_clip:
-            nn.utils.clip_grad_norm_(params, grad_clip)
-        opt.step()
-        sched.step()
-        losses.append(loss.item())
-        if callback is not None:
-            callback(step, model, losses[-1])
-    model.eval()
-    return {"loss": losses, "seconds": time.perf_counter() - start}
+    losses = []
+    with stopwatch() as watch:
+        model.train()
+        for step in progress(range(1, int(steps) + 1), desc="training", total=int(steps)):
+            tokens, mask = _unpack(batches(step), mask_fn)
+            out = model(tokens)
+            loss = lm_loss(out.logits, tokens, mask) + balance_coef * out.balance_loss
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if grad_clip:
+                nn.utils.clip_grad_norm_(params, grad_clip)
+            opt.step()
+            sched.step()
+            losses.append(loss.item())
+            if callback is not None:
+                callback(step, model, losses[-1])
+        model.eval()
+    return {"loss": losses, "seconds": watch.seconds}

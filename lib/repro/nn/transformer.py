@@ -65,6 +65,34 @@ class TransformerConfig:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class MoESizes:
+    """The sizes of the book's MoE transformer that a chapter's run configuration carries: width, depth, heads, and
+    `n_experts` experts of width `d_expert`, `top_k` of them per token. A chapter's config inherits them as its first
+    fields (flat: `cfg.d_model`), so its own defaults and `dataclasses.asdict` read as before.
+
+    Explained in chapters/moe-grokking/02_experiments.md (also used by chapters/moe-multilingual).
+    """
+    d_model: int = 64
+    n_layers: int = 4
+    n_heads: int = 4
+    n_experts: int = 8
+    top_k: int = 2
+    d_expert: int = 32
+
+    def transformer_config(self, vocab_size: int, max_len: int, dense: bool = False) -> TransformerConfig:
+        """The transformer of these sizes: MoE blocks, or with `dense=True` its dense twin, whose MLP is as wide as
+        the `top_k` experts that a token uses (the same active parameters per token).
+
+        Explained in chapters/moe-grokking/02_experiments.md.
+        """
+        sizes = dict(vocab_size=vocab_size, max_len=max_len, d_model=self.d_model, n_layers=self.n_layers,
+                     n_heads=self.n_heads)
+        if dense:
+            return TransformerConfig(**sizes, d_mlp=self.top_k * self.d_expert)
+        return TransformerConfig(**sizes, n_experts=self.n_experts, top_k=self.top_k, d_expert=self.d_expert)
+
+
 @dataclass
 class TransformerOutput:
     """What a forward pass returns; the router lists have one entry per MoE block, in block order.

@@ -13,7 +13,7 @@ import numpy as np
 from scipy.stats import rankdata, spearmanr
 
 from ..common import check_between
-from ..rl.sokoban import DELTAS
+from .game import DELTAS
 from .drc import DRC, GATES
 from .rollout import Rollout
 

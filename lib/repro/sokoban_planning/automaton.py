@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rl.sokoban import DELTAS, Level
+from .game import DELTAS, Level
 
 __all__ = ["shift_kernel", "shift", "forward_tick", "backward_tick", "run_automaton", "derived_forward"]
 
@@ -82,7 +82,7 @@ def run_automaton(level: Level, ticks: int) -> tuple[np.ndarray, np.ndarray]:
     Explained in chapters/sokoban-planning/01_theory.md.
     """
     if not isinstance(level, Level):
-        raise ValueError("level must be a repro.rl.sokoban.Level")
+        raise ValueError("level must be a repro.sokoban_planning.game.Level")
     if isinstance(ticks, bool) or not isinstance(ticks, (int, np.integer)) or ticks < 0:
         raise ValueError(f"ticks must be a non-negative integer, got {ticks!r}")
     walls, targets = level.walls, level.targets

@@ -2,26 +2,26 @@
 
 Explained in chapters/sokoban-planning/02_experiments.md. `make_levels` writes `data/sokoban-planning/levels.npz`
 (training and test pools from one generator seed, with the solver's optimal lengths); `make_agent` trains the DRC on
-the training pool by behaviour cloning with DAgger relabelling and writes `data/sokoban-planning/agent.pt`. Both
-scales of the chapter load the shipped agent: retraining costs more CPU time than the chapter's full-scale budget.
+the training pool by behaviour cloning with DAgger relabelling and writes `data/sokoban-planning/agent.pt`; `ship`
+(`python -m repro.book ship sokoban-planning`) makes both. Both scales of the chapter load the shipped agent:
+retraining costs more CPU time than the chapter's full-scale budget.
 """
 from __future__ import annotations
 
-import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 from .. import DATA_DIR
-from ..common import check_int, provenance_record
-from ..rl.sokoban import generate_levels
+from ..common import check_int
+from ..nn.checkpoint import load_arrays, save_arrays, ship_command
+from .game import generate_levels
 from .drc import DRC, DRCConfig
 from .train import TrainConfig, save_agent, solver_tables, train_bc
 
 __all__ = ["LEVELS_PATH", "AGENT_PATH", "AGENT_CONFIG", "TRAIN_CONFIG", "LEVEL_SEED", "SETTINGS", "make_levels",
-           "load_levels", "held_out", "make_agent"]
+           "load_levels", "held_out", "make_agent", "ship"]
 
 LEVELS_PATH = DATA_DIR / "sokoban-planning" / "levels.npz"
 AGENT_PATH = DATA_DIR / "sokoban-planning" / "agent.pt"
@@ -48,14 +48,10 @@ def make_levels(n_train: int = 3000, n_test: int = 1000, seed: int = LEVEL_SEED,
         raise ValueError("too many repeated levels; lower n_test")
     grids = np.concatenate([grids[:n_train], grids[test]])
     lengths = np.concatenate([lengths[:n_train], lengths[test]])
-    record = provenance_record(command="python -c 'from repro.sokoban_planning.experiment import make_levels; "
-                                       "make_levels()'", seed=seed, n_train=n_train, n_test=n_test,
-                               seconds=round(time.perf_counter() - t0, 1))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(path, train=grids[:n_train], test=grids[n_train:], train_lengths=lengths[:n_train],
-                        test_lengths=lengths[n_train:], provenance=json.dumps(record))
-    return path
+    arrays = {"train": grids[:n_train], "test": grids[n_train:], "train_lengths": lengths[:n_train],
+              "test_lengths": lengths[n_train:]}
+    return save_arrays(path, arrays, command=ship_command("sokoban-planning"), seed=seed, n_train=n_train,
+                       n_test=n_test, seconds=round(time.perf_counter() - t0, 1))
 
 
 def load_levels(path=LEVELS_PATH) -> dict:
@@ -63,13 +59,8 @@ def load_levels(path=LEVELS_PATH) -> dict:
 
     Explained in chapters/sokoban-planning/02_experiments.md.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} not found; make it with repro.sokoban_planning.experiment.make_levels()")
-    with np.load(path) as z:
-        out = {k: z[k] for k in ("train", "test", "train_lengths", "test_lengths")}
-        out["provenance"] = json.loads(str(z["provenance"]))
-    return out
+    arrays, provenance = load_arrays(path, ship_command("sokoban-planning"))
+    return {**{k: arrays[k] for k in ("train", "test", "train_lengths", "test_lengths")}, "provenance": provenance}
 
 
 def held_out(levels: dict, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -97,6 +88,19 @@ def make_agent(levels: dict, path=AGENT_PATH, cfg: DRCConfig = AGENT_CONFIG, tra
     model = DRC(cfg)
     tables = solver_tables(levels["train"])
     log = train_bc(model, levels["train"], tables, train_cfg, progress=progress)
-    save_agent(model, path, train_cfg, log, command=" ".join(sys.argv) or "make_agent", seed=train_cfg.seed,
+    save_agent(model, path, train_cfg, log, command=ship_command("sokoban-planning"), seed=train_cfg.seed,
                level_seed=levels["provenance"].get("seed"), threads=torch.get_num_threads())
     return model, log
+
+
+def ship(seed: int | None = None) -> list[Path]:
+    """Make the shipped level pools and then train the shipped agent on them (`make_levels`, `make_agent`); returns
+    the paths. The chapter ships one agent (training seed ``TRAIN_CONFIG.seed``), so `seed` must be None.
+    ``python -m repro.book ship sokoban-planning`` calls it. Explained in chapters/sokoban-planning/02_experiments.md.
+    """
+    if seed is not None:
+        raise ValueError(f"sokoban-planning ships one level pool and one agent (training seed {TRAIN_CONFIG.seed}), "
+                         f"not one per seed: run it without --seed")
+    levels_path = make_levels()
+    make_agent(load_levels(levels_path))
+    return [levels_path, AGENT_PATH]

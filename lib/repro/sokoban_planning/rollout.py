@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from ..common import check_choice, check_int
-from ..rl.sokoban import SokobanBatch
+from .game import SokobanBatch
 from .drc import DRC
 
 __all__ = ["Rollout", "rollout", "first_step_ticks"]

@@ -11,7 +11,6 @@ cloning on solver trajectories, and later ones relabel the states the agent itse
 """
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -19,8 +18,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..common import check_int, check_positive, provenance_record
-from ..rl.sokoban import SokobanBatch, parse_level, solve_table
+from ..common import check_int, check_positive, stopwatch
+from ..nn.checkpoint import load_shipped, module_from, save_checkpoint, ship_command
+from .game import SokobanBatch, parse_level, solve_table
 from .drc import DRC, DRCConfig
 
 __all__ = ["TrainConfig", "solver_tables", "expert_actions", "train_bc", "save_agent", "load_agent"]
@@ -42,7 +42,7 @@ class TrainConfig:
 
 
 def solver_tables(grids) -> list:
-    """One `repro.rl.sokoban.SolveTable` per level of `grids` (N, H, W). Explained in
+    """One `repro.sokoban_planning.game.SolveTable` per level of `grids` (N, H, W). Explained in
     chapters/sokoban-planning/02_experiments.md."""
     return [solve_table(parse_level(g)) for g in np.asarray(grids)]
 
@@ -80,26 +80,26 @@ def train_bc(model: DRC, grids, tables, cfg: TrainConfig = TrainConfig(), progre
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda i: 0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * min(i, cfg.iterations) / cfg.iterations)))
     log = {k: [] for k in ("loss", "accuracy", "beta", "solved")}
-    t0 = time.perf_counter()
-    steps = range(cfg.iterations) if progress is None else progress(range(cfg.iterations))
-    model.train()
-    for it in steps:
-        beta = float(np.clip(2.0 - 2.0 * it / max(1.0, cfg.beta_fraction * cfg.iterations), 0.0, 1.0))
-        idx = rng.choice(len(grids), cfg.batch, replace=False)
-        env = SokobanBatch(grids[idx])
-        losses, correct, count = _dagger_batch(model, env, [tables[i] for i in idx], cfg, beta, rng)
-        loss = torch.stack(losses).sum() / max(count, 1)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
-        opt.step()
-        sched.step()
-        log["loss"].append(float(loss.detach()))
-        log["accuracy"].append(correct / max(count, 1))
-        log["beta"].append(beta)
-        log["solved"].append(float(env.done.mean()))
-    model.eval()
-    log["seconds"] = time.perf_counter() - t0
+    with stopwatch() as watch:
+        steps = range(cfg.iterations) if progress is None else progress(range(cfg.iterations))
+        model.train()
+        for it in steps:
+            beta = float(np.clip(2.0 - 2.0 * it / max(1.0, cfg.beta_fraction * cfg.iterations), 0.0, 1.0))
+            idx = rng.choice(len(grids), cfg.batch, replace=False)
+            env = SokobanBatch(grids[idx])
+            losses, correct, count = _dagger_batch(model, env, [tables[i] for i in idx], cfg, beta, rng)
+            loss = torch.stack(losses).sum() / max(count, 1)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
+            opt.step()
+            sched.step()
+            log["loss"].append(float(loss.detach()))
+            log["accuracy"].append(correct / max(count, 1))
+            log["beta"].append(beta)
+            log["solved"].append(float(env.done.mean()))
+        model.eval()
+    log["seconds"] = watch.seconds
     return log
 
 
@@ -140,15 +140,10 @@ def save_agent(model: DRC, path, train_cfg: TrainConfig, log: dict | None = None
     (loads with `torch.load(weights_only=True)`). Explained in chapters/sokoban-planning/02_experiments.md."""
     if not isinstance(model, DRC):
         raise ValueError(f"model must be a DRC, got {type(model).__name__}")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    record = provenance_record(train=asdict(train_cfg), **provenance)
     short = {k: [float(x) for x in v] for k, v in (log or {}).items() if isinstance(v, list)}
     if log and "seconds" in log:
-        record["train_seconds"] = float(log["seconds"])
-    state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-    torch.save({"config": model.cfg.to_dict(), "state_dict": state, "provenance": record, "log": short}, path)
-    return path
+        provenance["train_seconds"] = float(log["seconds"])
+    return save_checkpoint(model, path, extra={"log": short}, train=asdict(train_cfg), **provenance)
 
 
 def load_agent(path) -> tuple[DRC, dict, dict]:
@@ -156,11 +151,5 @@ def load_agent(path) -> tuple[DRC, dict, dict]:
 
     Explained in chapters/sokoban-planning/02_experiments.md.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"agent checkpoint {path} not found; rebuild it with the chapter at scale='full' "
-                                "or restore it from git")
-    blob = torch.load(path, map_location="cpu", weights_only=True)
-    model = DRC(DRCConfig(**blob["config"]))
-    model.load_state_dict(blob["state_dict"])
-    return model.eval(), dict(blob["provenance"]), dict(blob["log"])
+    blob, provenance = load_shipped(path, ship_command("sokoban-planning"))
+    return module_from(blob, lambda config: DRC(DRCConfig(**config))), provenance, dict(blob["log"])

@@ -15,6 +15,7 @@ import torch
 from sklearn.datasets import load_digits
 
 from ..common import check_int, check_positive, check_seeds
+from ..nn import fit_classifier
 
 from .data import long_tailed_priors
 from .updates import check_method
@@ -119,16 +120,15 @@ def train_digits(data: DigitsData, optimizer: str, lr: float, epochs: int = 30, 
     check_int("batch_size", batch_size)
     model = make_mlp(hidden, seed)
     opt = make_optimizer(optimizer, model.parameters(), lr)
-    gen = torch.Generator().manual_seed(seed)
-    n = len(data.y_train)
-    val, test = [_bacc(model, data.X_val, data.y_val)], [_bacc(model, data.X_test, data.y_test)]
-    for _ in range(epochs):
-        for batch in torch.randperm(n, generator=gen).split(batch_size):
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(model(data.X_train[batch]), data.y_train[batch]).backward()
-            opt.step()
+    val, test = [], []
+
+    def evaluate(epoch=None):
         val.append(_bacc(model, data.X_val, data.y_val))
         test.append(_bacc(model, data.X_test, data.y_test))
+
+    evaluate()
+    fit_classifier(model, data.X_train, data.y_train, epochs=epochs, batch_size=batch_size, optimizer=opt, seed=seed,
+                   after_epoch=evaluate)
     return {"val": np.array(val), "test": np.array(test)}
 
 

@@ -7,6 +7,7 @@ chapters/timeseg/02_experiments.md (generators, black box, baselines, metrics). 
 - :mod:`.data`      TimeX-style generators with ground-truth masks, and GunPoint from data/timeseg/;
 - :mod:`.blackbox`  the TCN classifier that is explained;
 - :mod:`.env`       masking, the reward, termination and the objective J;
+- :mod:`.ppo`       a small PPO for discrete (factorised) actions: TD/GAE advantages, the clipped loss, the update;
 - :mod:`.agent`     the factorised start/end policy, the critic, episodes, PPO training, explanation;
 - :mod:`.oracle`    the greedy oracle that maximises the same objective by enumeration;
 - :mod:`.baselines` thresholded IG and occlusion (captum), fixed-patch LIME, random segments;

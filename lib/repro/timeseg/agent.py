@@ -2,7 +2,7 @@
 
 Explained in chapters/timeseg/01_theory.md. The policy reads ``[x; m_{1:k−1}; t/T]`` (3 channels) with a small 1D
 CNN and outputs ``π(t^s | x, m)`` over the T positions and, given the start, ``π(t^e | t^s, x, m)``. Forbidden
-positions get the logit ``−1e10`` (``repro.rl.masked_categorical``): a start inside an already chosen segment, and an
+positions get the logit ``−1e10`` (``.ppo.masked_categorical``): a start inside an already chosen segment, and an
 end before the start or past the next chosen position, so that segments are valid, non-empty and never overlap
 (the official code forbids only ends before the start and merges overlaps by a union; ours is the paper's
 "non-overlapping"). The critic reads the same channels plus ``k / K_max``.
@@ -12,7 +12,6 @@ that terminated the episode (the official code's rule): at most ``K_max − 1`` 
 """
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -20,7 +19,8 @@ import torch
 from torch import nn
 
 from ..common.checks import check_between, check_int, check_non_negative, check_positive
-from ..rl.ppo import PPOConfig, masked_categorical, ppo_update, td_advantages
+from ..common.timing import stopwatch
+from .ppo import PPOConfig, masked_categorical, ppo_update, td_advantages
 from .env import cross_entropy_on, objective, segment_mask, soft_target, step_reward, terminates
 
 __all__ = ["TimeSegConfig", "SegmentPolicy", "Critic", "Episodes", "rollout", "train_timeseg", "explain",
@@ -238,25 +238,25 @@ def train_timeseg(model, x_train, cfg: TimeSegConfig, seed: int = 0, progress=No
     params = list(policy.parameters()) + list(critic.parameters())
     opt = torch.optim.Adam(params, lr=cfg.lr)
     log = TrainLog()
-    t0 = time.perf_counter()
-    its = range(cfg.iterations)
-    for _ in (progress(its) if progress else its):
-        idx = torch.randint(0, x_train.shape[0], (cfg.episodes,), generator=gen)
-        x = x_train[idx]
-        ep = rollout(policy, model, x, cfg)
-        b = _batch(policy, critic, model, x, ep, cfg)
+    with stopwatch() as watch:
+        its = range(cfg.iterations)
+        for _ in (progress(its) if progress else its):
+            idx = torch.randint(0, x_train.shape[0], (cfg.episodes,), generator=gen)
+            x = x_train[idx]
+            ep = rollout(policy, model, x, cfg)
+            b = _batch(policy, critic, model, x, ep, cfg)
 
-        def evaluate(j, b=b):
-            _, _, lp, ent = policy(b["x"][j], b["state"][j], b["start"][j], b["end"][j])
-            return lp, ent, critic(b["x"][j], b["state"][j], b["frac"][j])
+            def evaluate(j, b=b):
+                _, _, lp, ent = policy(b["x"][j], b["state"][j], b["start"][j], b["end"][j])
+                return lp, ent, critic(b["x"][j], b["state"][j], b["frac"][j])
 
-        losses = ppo_update(evaluate, opt, params, b, cfg.ppo, gen)
-        log.returns.append(float(ep.returns.mean()))
-        log.n_kept.append(float(ep.n_kept.float().mean()))
-        log.fraction.append(float(ep.kept.float().mean()))
-        log.losses.append(losses)
-        log.transitions += int(ep.alive.sum())
-    log.seconds = time.perf_counter() - t0
+            losses = ppo_update(evaluate, opt, params, b, cfg.ppo, gen)
+            log.returns.append(float(ep.returns.mean()))
+            log.n_kept.append(float(ep.n_kept.float().mean()))
+            log.fraction.append(float(ep.kept.float().mean()))
+            log.losses.append(losses)
+            log.transitions += int(ep.alive.sum())
+    log.seconds = watch.seconds
     return policy.eval(), critic.eval(), log
 
 
@@ -281,8 +281,7 @@ def explain(policy: SegmentPolicy, model, x, cfg: TimeSegConfig) -> Explanation:
     Explained in chapters/timeseg/01_theory.md.
     """
     x = torch.as_tensor(np.asarray(x), dtype=torch.float32)
-    t0 = time.perf_counter()
-    ep = rollout(policy, model, x, cfg, greedy=True)
-    seconds = time.perf_counter() - t0
+    with stopwatch() as watch:
+        ep = rollout(policy, model, x, cfg, greedy=True)
     segs = [[(int(ep.start[k, i]), int(ep.end[k, i])) for k in range(int(ep.n_kept[i]))] for i in range(x.shape[0])]
-    return Explanation(ep.kept, segs, ep.n_kept, objective(model, x, ep.kept, ep.target, cfg.lam), seconds)
+    return Explanation(ep.kept, segs, ep.n_kept, objective(model, x, ep.kept, ep.target, cfg.lam), watch.seconds)

@@ -12,6 +12,8 @@ import torch
 from torch import nn
 
 from ..common.checks import check_int, check_positive
+from ..nn import classifier_accuracy as accuracy      # the share of series whose argmax logit is the label
+from ..nn import fit_classifier
 
 __all__ = ["TCN", "train_blackbox", "accuracy"]
 
@@ -65,26 +67,5 @@ def train_blackbox(x, y, n_classes: int, *, epochs: int = 15, lr: float = 1e-3, 
     epochs, batch_size = check_int("epochs", epochs), check_int("batch_size", batch_size)
     torch.manual_seed(check_int("seed", seed, low=0))
     model = TCN(n_classes, channels=channels, blocks=blocks)
-    opt = torch.optim.Adam(model.parameters(), lr=check_positive("lr", lr))
-    gen = torch.Generator().manual_seed(seed)
-    losses = []
-    for _ in range(epochs):
-        model.train()
-        order = torch.randperm(x.shape[0], generator=gen)
-        total = 0.0
-        for s in range(0, x.shape[0], batch_size):
-            idx = order[s:s + batch_size]
-            loss = nn.functional.cross_entropy(model(x[idx]), y[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += float(loss.detach()) * len(idx)
-        losses.append(total / x.shape[0])
-    return model.eval(), losses
-
-
-@torch.no_grad()
-def accuracy(model, x, y) -> float:
-    """The share of series whose argmax logit is the label. Explained in chapters/timeseg/02_experiments.md."""
-    x = torch.as_tensor(np.asarray(x), dtype=torch.float32)
-    return float((model(x).argmax(1).numpy() == np.asarray(y)).mean())
+    losses = fit_classifier(model, x, y, epochs=epochs, batch_size=batch_size, lr=check_positive("lr", lr), seed=seed)
+    return model, losses

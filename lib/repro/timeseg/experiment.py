@@ -5,13 +5,13 @@ Explained in chapters/timeseg/02_experiments.md.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
 from ..common.checks import check_int
+from ..common.timing import stopwatch
 from .agent import TimeSegConfig, explain
 from .baselines import integrated_gradients, lime_patches, occlusion, patch_ablation, random_segments, top_k_mask
 from .env import boundaries, count_segments, soft_target
@@ -75,9 +75,9 @@ def compare(models: dict, name: str, n_test: int, seed: int, lam: float = 0.3, l
                                                               n_samples=lime_samples, seed=seed))):
         if label not in methods:
             continue
-        t0 = time.perf_counter()
-        a = fn()
-        seconds[label] = (time.perf_counter() - t0) / len(x)
+        with stopwatch() as watch:
+            a = fn()
+        seconds[label] = watch.seconds / len(x)
         masks[label] = top_k_mask(a, budget)
     masks["Random segments"] = random_segments(ex.segments, x.shape[1], seed=seed)
     return Comparison(te, ex, masks, seconds, target)
@@ -109,9 +109,9 @@ def captum_patch_seconds(model, x, target, patch: int = 10) -> float:
 
     Explained in chapters/timeseg/02_experiments.md.
     """
-    t0 = time.perf_counter()
-    patch_ablation(model, torch.as_tensor(np.asarray(x)), target, patch)
-    return (time.perf_counter() - t0) / len(x)
+    with stopwatch() as watch:
+        patch_ablation(model, torch.as_tensor(np.asarray(x)), target, patch)
+    return watch.seconds / len(x)
 
 
 __all__.append("captum_patch_seconds")

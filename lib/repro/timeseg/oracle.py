@@ -8,12 +8,12 @@ resolution for ``stride²`` less work.
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import torch
 
 from ..common.checks import check_int, check_non_negative
+from ..common.timing import stopwatch
 from .env import cross_entropy_on, objective, soft_target
 
 __all__ = ["candidate_segments", "greedy_oracle"]
@@ -41,31 +41,31 @@ def greedy_oracle(model, x, lam: float, max_segments: int, stride: int = 5, batc
     cand = candidate_segments(length, stride)
     t = torch.arange(length)
     seg = (t[None] >= cand[:, :1]) & (t[None] <= cand[:, 1:])          # (C, T)
-    t0 = time.perf_counter()
-    target = soft_target(model, x)
-    masks = torch.zeros(n, length, dtype=torch.bool)
-    best_j = torch.full((n,), -float("inf"))
-    n_seg = torch.zeros(n, dtype=torch.long)
-    active = torch.ones(n, dtype=torch.bool)
-    for _ in range(max_segments):
-        for i in active.nonzero()[:, 0].tolist():
-            ok = ~(seg & masks[i]).any(1)
-            if not bool(ok.any()):
-                active[i] = False
-                continue
-            cm = masks[i] | seg[ok]
-            xs = x[i].expand(cm.shape[0], length)
-            ce = torch.cat([cross_entropy_on(model, xs[s:s + batch], cm[s:s + batch],
-                                             target[i].expand(min(batch, cm.shape[0] - s), -1))
-                            for s in range(0, cm.shape[0], batch)])
-            j = torch.exp(-ce) - lam * cm.float().mean(-1)
-            b = int(j.argmax())
-            if float(j[b]) > float(best_j[i]):
-                masks[i], best_j[i] = cm[b], j[b]
-                n_seg[i] += 1
-            else:
-                active[i] = False
-        if not bool(active.any()):
-            break
-    seconds = (time.perf_counter() - t0) / n
+    with stopwatch() as watch:
+        target = soft_target(model, x)
+        masks = torch.zeros(n, length, dtype=torch.bool)
+        best_j = torch.full((n,), -float("inf"))
+        n_seg = torch.zeros(n, dtype=torch.long)
+        active = torch.ones(n, dtype=torch.bool)
+        for _ in range(max_segments):
+            for i in active.nonzero()[:, 0].tolist():
+                ok = ~(seg & masks[i]).any(1)
+                if not bool(ok.any()):
+                    active[i] = False
+                    continue
+                cm = masks[i] | seg[ok]
+                xs = x[i].expand(cm.shape[0], length)
+                ce = torch.cat([cross_entropy_on(model, xs[s:s + batch], cm[s:s + batch],
+                                                 target[i].expand(min(batch, cm.shape[0] - s), -1))
+                                for s in range(0, cm.shape[0], batch)])
+                j = torch.exp(-ce) - lam * cm.float().mean(-1)
+                b = int(j.argmax())
+                if float(j[b]) > float(best_j[i]):
+                    masks[i], best_j[i] = cm[b], j[b]
+                    n_seg[i] += 1
+                else:
+                    active[i] = False
+            if not bool(active.any()):
+                break
+    seconds = watch.seconds / n
     return masks, n_seg, objective(model, x, masks, target, lam), seconds

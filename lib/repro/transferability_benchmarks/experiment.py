@@ -6,7 +6,6 @@ Explained in chapters/transferability-benchmarks/02_experiments.md.
 from __future__ import annotations
 
 import copy
-import time
 import warnings
 from dataclasses import dataclass, field
 
@@ -14,7 +13,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from repro.common import check_choice, check_int, thread_limit
+from repro.common import check_choice, check_int, stopwatch, thread_limit
+from repro.nn import fit_classifier
 
 from .images import TARGETS, task_copy
 from .metrics import METRICS, knn_accuracy, probe_subset_accuracy
@@ -95,16 +95,7 @@ def finetune_accuracy(model: ZooModel, Xtr, ytr, Xte, yte, epochs: int, seed: in
     net = copy.deepcopy(model.net)
     torch.manual_seed(seed)
     net.head = nn.Linear(net.feat_dim, int(ytr.max()) + 1)
-    net.train()
-    opt = torch.optim.Adam(net.parameters(), lr=lr)
-    g = torch.Generator().manual_seed(seed)
-    for _ in range(epochs):
-        for idx in torch.randperm(len(ytr), generator=g).split(batch):
-            loss = nn.functional.cross_entropy(net(Xtr[idx]), ytr[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    net.eval()
+    fit_classifier(net, Xtr, ytr, epochs=epochs, batch_size=batch, lr=lr, seed=seed)
     with torch.no_grad():
         return float((net(Xte).argmax(1) == yte).float().mean())
 
@@ -123,10 +114,10 @@ def run_zoo(zoo: str, seed: int, scale: str = "ci") -> ZooResult:
 
 def _run_zoo(zoo, seed, scale):
     z = SIZES[scale]
-    t0 = time.perf_counter()
-    models = pretrain(zoo_a_specs() if zoo == "A" else zoo_b_specs(), z["n_source"], z["steps"], seed,
-                      batch=z["batch"])
-    seconds = {"pretrain": time.perf_counter() - t0, "truth": 0.0, **{k: 0.0 for k in (*METRICS, *PEERS)}}
+    with stopwatch() as watch:
+        models = pretrain(zoo_a_specs() if zoo == "A" else zoo_b_specs(), z["n_source"], z["steps"], seed,
+                          batch=z["batch"])
+    seconds = {"pretrain": watch.seconds, "truth": 0.0, **{k: 0.0 for k in (*METRICS, *PEERS)}}
     targets = list(TARGETS)
     acc = np.zeros((len(models), len(targets)))
     scores = {k: np.zeros_like(acc) for k in (*METRICS, *PEERS)}
@@ -136,22 +127,22 @@ def _run_zoo(zoo, seed, scale):
         Xtr, ytr, Xte, yte = X[:z["n_train"]], y[:z["n_train"]], X[z["n_train"]:], y[z["n_train"]:]
         for m, model in enumerate(models):
             Ftr, Ptr = _features(model.net, Xtr)
-            t1 = time.perf_counter()
-            if z["truth"] == "probe":
-                Fte, _ = _features(model.net, Xte, probs=False)
-                acc[m, t] = probe_accuracy(Ftr, ytr.numpy(), Fte, yte.numpy())
-            else:
-                acc[m, t] = finetune_accuracy(model, Xtr, ytr, Xte, yte, z["ft_epochs"], seed + 31 * m + t)
-            seconds["truth"] += time.perf_counter() - t1
+            with stopwatch() as watch:
+                if z["truth"] == "probe":
+                    Fte, _ = _features(model.net, Xte, probs=False)
+                    acc[m, t] = probe_accuracy(Ftr, ytr.numpy(), Fte, yte.numpy())
+                else:
+                    acc[m, t] = finetune_accuracy(model, Xtr, ytr, Xte, yte, z["ft_epochs"], seed + 31 * m + t)
+            seconds["truth"] += watch.seconds
             yn = ytr.numpy()
             for name, (fn, uses_p) in METRICS.items():
-                t1 = time.perf_counter()
-                scores[name][m, t] = fn(Ptr if uses_p else Ftr, yn)
-                seconds[name] += time.perf_counter() - t1
+                with stopwatch() as watch:
+                    scores[name][m, t] = fn(Ptr if uses_p else Ftr, yn)
+                seconds[name] += watch.seconds
             for name, fn in zip(PEERS, (knn_accuracy, probe_subset_accuracy)):
-                t1 = time.perf_counter()
-                scores[name][m, t] = fn(Ftr, yn, seed=seed)
-                seconds[name] += time.perf_counter() - t1
+                with stopwatch() as watch:
+                    scores[name][m, t] = fn(Ftr, yn, seed=seed)
+                seconds[name] += watch.seconds
     return ZooResult(zoo, seed, models, targets, acc, scores, seconds)
 
 

@@ -7,14 +7,14 @@ sources. Every model maps (n, 16, 16) images to features (``features``) and sour
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 from torch import nn
 
-from repro.common import check_choice, check_int
+from repro.common import check_choice, check_int, stopwatch
+from repro.nn import fit_classifier
 
 from .images import SOURCES, task_copy
 
@@ -208,18 +208,11 @@ def pretrain(specs, n_source: int, steps: int, seed: int, batch: int = 64, lr: f
         Xtr, ytr, Xte, yte = X[:n_source], y[:n_source], X[n_source:], y[n_source:]
         torch.manual_seed(seed * 1000 + k)
         net = build(family, width, source)
-        opt = torch.optim.Adam(net.parameters(), lr=lr)
-        g = torch.Generator().manual_seed(seed * 1000 + k)
-        t0 = time.perf_counter()
-        for step in range(steps):
-            idx = torch.randint(0, n_source, (batch,), generator=g)
-            loss = nn.functional.cross_entropy(net(Xtr[idx]), ytr[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        net.eval()
-        with torch.no_grad():
-            acc = (net(Xte).argmax(1) == yte).float().mean().item()
-        name = f"{family}-{width}" + (f"@{source}" if len({s for _, _, s in specs}) > 1 else "")
-        out.append(ZooModel(name, family, width, source, net, n_params(net), acc, time.perf_counter() - t0))
+        with stopwatch() as watch:
+            fit_classifier(net, Xtr, ytr, steps=steps, batch_size=batch, lr=lr, seed=seed * 1000 + k)
+            with torch.no_grad():
+                acc = (net(Xte).argmax(1) == yte).float().mean().item()
+            name = f"{family}-{width}" + (f"@{source}" if len({s for _, _, s in specs}) > 1 else "")
+            size = n_params(net)
+        out.append(ZooModel(name, family, width, source, net, size, acc, watch.seconds))
     return out

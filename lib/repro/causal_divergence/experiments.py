@@ -1,13 +1,13 @@
-"""Divergent representations from causal interventions: this chapter's pieces.
+"""Divergent representations from causal interventions: the chapter's circuit, toy task and DAS training.
 
 Explained in chapters/causal-divergence/ (01_theory.md: the hidden-pathway circuit, the null space and the geometry
 of coordinate patching; 02_experiments.md: the toy causal task, DAS with the counterfactual-latent loss). A small
 reproduction of Grant, Han, Tartaglini & Potts (ICLR 2026, arXiv 2511.04638); the CL loss is from Grant (2025),
-"Model Alignment Search". The general intervention code lives in :mod:`repro.interventions`.
+"Model Alignment Search". The general intervention code lives in the package's other modules (:mod:`.patching`,
+:mod:`.das`, :mod:`.metrics`, :mod:`.divergence`).
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,8 +15,11 @@ import torch
 from scipy.linalg import null_space
 from torch import nn
 
-from repro.common import check_choice, check_int, check_non_negative, check_same_shape
-from repro.interventions import DAS, iia, ot_divergence
+from repro.common import check_choice, check_int, check_non_negative, check_same_shape, stopwatch
+from repro.nn.classifier import fit_classifier
+from .das import DAS
+from .divergence import ot_divergence
+from .metrics import iia
 
 # ----------------------------------------------------------------------------------- the hidden-pathway circuit
 
@@ -163,12 +166,7 @@ def train_classifier(task: ToyTask, hidden: int = 64, steps: int = 300, lr: floa
     Explained in chapters/causal-divergence/02_experiments.md.
     """
     model = make_classifier(task.h.shape[1], hidden, seed)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    y = torch.as_tensor(task.cls)
-    for _ in range(steps):
-        opt.zero_grad()
-        nn.functional.cross_entropy(model(task.h), y).backward()
-        opt.step()
+    fit_classifier(model, task.h, torch.as_tensor(task.cls), steps=steps, batch_size=None, lr=lr)
     for p in model.parameters():
         p.requires_grad_(False)
     return model.eval()
@@ -280,32 +278,32 @@ def train_das(task: ToyTask, clf: nn.Module, split: str = "og_holdouts", loss: s
     check_choice("split", split, ALL_SPLITS)
     check_choice("loss", loss, LOSSES)
     check_choice("cl_space", cl_space, CL_SPACES)
-    t0 = time.perf_counter()
-    task1, task2 = ALL_SPLITS[split]
-    trg, src, cf = interchange_pairs(task, task1, n_pairs, seed)
-    das = DAS(task.h.shape[1], 1, kind, seed=seed)
-    opt = torch.optim.Adam(das.parameters(), lr=lr)
-    y_cf, h_bar = torch.as_tensor(cf), task.class_means[cf]
-    history = []
-    for _ in range(steps):
-        opt.zero_grad()
-        h_hat = intervene(das, task, trg, src)
-        total = torch.zeros(())
-        if loss in ("action", "both"):
-            total = total + nn.functional.cross_entropy(clf(h_hat), y_cf)
-        if loss in ("cl", "both"):
-            cl = cl_loss_subspace(das, h_hat, h_bar) if cl_space == "subspace" else cl_loss(h_hat, h_bar)
-            total = total + (cl_weight if loss == "both" else 1.0) * cl
-        total.backward()
-        opt.step()
-        history.append(float(total.detach()))
-    with torch.no_grad():
-        t_in, s_in, c_in = interchange_pairs(task, task1, n_pairs, seed + 10_000)
-        t_out, s_out, c_out = interchange_pairs(task, task2, n_pairs, seed + 20_000)
-        h_in = intervene(das, task, t_in, s_in)
-        score_in, score_out = iia(clf(h_in), c_in), iia(clf(intervene(das, task, t_out, s_out)), c_out)
-        div, base = causal_divergence(task, h_in, c_in, seed=seed)
-    return DASRun(das, score_in, score_out, div, base, time.perf_counter() - t0, history)
+    with stopwatch() as watch:
+        task1, task2 = ALL_SPLITS[split]
+        trg, src, cf = interchange_pairs(task, task1, n_pairs, seed)
+        das = DAS(task.h.shape[1], 1, kind, seed=seed)
+        opt = torch.optim.Adam(das.parameters(), lr=lr)
+        y_cf, h_bar = torch.as_tensor(cf), task.class_means[cf]
+        history = []
+        for _ in range(steps):
+            opt.zero_grad()
+            h_hat = intervene(das, task, trg, src)
+            total = torch.zeros(())
+            if loss in ("action", "both"):
+                total = total + nn.functional.cross_entropy(clf(h_hat), y_cf)
+            if loss in ("cl", "both"):
+                cl = cl_loss_subspace(das, h_hat, h_bar) if cl_space == "subspace" else cl_loss(h_hat, h_bar)
+                total = total + (cl_weight if loss == "both" else 1.0) * cl
+            total.backward()
+            opt.step()
+            history.append(float(total.detach()))
+        with torch.no_grad():
+            t_in, s_in, c_in = interchange_pairs(task, task1, n_pairs, seed + 10_000)
+            t_out, s_out, c_out = interchange_pairs(task, task2, n_pairs, seed + 20_000)
+            h_in = intervene(das, task, t_in, s_in)
+            score_in, score_out = iia(clf(h_in), c_in), iia(clf(intervene(das, task, t_out, s_out)), c_out)
+            div, base = causal_divergence(task, h_in, c_in, seed=seed)
+    return DASRun(das, score_in, score_out, div, base, watch.seconds, history)
 
 
 # ------------------------------------------------------------------------------------------ the pyvene peer
@@ -326,22 +324,22 @@ def train_pyvene_das(task: ToyTask, clf: nn.Module, split: str = "og_holdouts", 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         import pyvene as pv
     check_choice("split", split, ALL_SPLITS)
-    t0 = time.perf_counter()
-    task1, task2 = ALL_SPLITS[split]
-    trg, src, cf = interchange_pairs(task, task1, n_pairs, seed)
-    torch.manual_seed(seed)
-    iv = pv.RotatedSpaceIntervention(embed_dim=task.h.shape[1])
-    iv.set_interchange_dim(1)
-    opt = torch.optim.Adam(iv.parameters(), lr=lr)
-    y_cf = torch.as_tensor(cf)
-    for _ in range(steps):
-        opt.zero_grad()
-        nn.functional.cross_entropy(clf(iv(task.h[trg], task.h[src])), y_cf).backward()
-        opt.step()
-    with torch.no_grad():
-        t_in, s_in, c_in = interchange_pairs(task, task1, n_pairs, seed + 10_000)
-        t_out, s_out, c_out = interchange_pairs(task, task2, n_pairs, seed + 20_000)
-        h_in = iv(task.h[t_in], task.h[s_in])
-        score_in, score_out = iia(clf(h_in), c_in), iia(clf(iv(task.h[t_out], task.h[s_out])), c_out)
-        div, base = causal_divergence(task, h_in, c_in, seed=seed)
-    return DASRun(iv, score_in, score_out, div, base, time.perf_counter() - t0, [])
+    with stopwatch() as watch:
+        task1, task2 = ALL_SPLITS[split]
+        trg, src, cf = interchange_pairs(task, task1, n_pairs, seed)
+        torch.manual_seed(seed)
+        iv = pv.RotatedSpaceIntervention(embed_dim=task.h.shape[1])
+        iv.set_interchange_dim(1)
+        opt = torch.optim.Adam(iv.parameters(), lr=lr)
+        y_cf = torch.as_tensor(cf)
+        for _ in range(steps):
+            opt.zero_grad()
+            nn.functional.cross_entropy(clf(iv(task.h[trg], task.h[src])), y_cf).backward()
+            opt.step()
+        with torch.no_grad():
+            t_in, s_in, c_in = interchange_pairs(task, task1, n_pairs, seed + 10_000)
+            t_out, s_out, c_out = interchange_pairs(task, task2, n_pairs, seed + 20_000)
+            h_in = iv(task.h[t_in], task.h[s_in])
+            score_in, score_out = iia(clf(h_in), c_in), iia(clf(iv(task.h[t_out], task.h[s_out])), c_out)
+            div, base = causal_divergence(task, h_in, c_in, seed=seed)
+    return DASRun(iv, score_in, score_out, div, base, watch.seconds, [])

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from repro.common import check_choice, check_int, check_positive
-from repro.rl.dqn import BatchedAdam, QNetwork, td_errors
+from .dqn import BatchedAdam, QNetwork, td_errors
 
 __all__ = ["KINDS", "msbe", "bellman_variance", "leader_loss", "follower_loss", "ScorerUpdate",
            "relative_change", "encoder_drift", "msbe_decomposition"]

@@ -2,7 +2,7 @@
 
 Explained in chapters/temporal-sae/ (01_theory, 02_experiments), a small reproduction of Bhalla, Oesterling et al.,
 "Temporal Sparse Autoencoders" (ICLR 2026, arXiv 2511.05541). The SAE family itself lives in `repro.nn.sae`; the
-synthetic language in `repro.data.hmm_lda`. This module adds:
+synthetic language in `.hmm_lda`. This module adds:
 
 - the symmetric InfoNCE loss over adjacent tokens on the first h ("high-level") latents, read either before the
   sparsifying activation ("pre": W_enc x + b_enc, as the paper's text says) or after it ("post": the sparse code, as
@@ -20,16 +20,17 @@ synthetic language in `repro.data.hmm_lda`. This module adds:
 """
 from __future__ import annotations
 
-import time
 import warnings
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .common import check_between, check_choice, check_int, check_non_negative, check_positive, thread_limit
-from .data.hmm_lda import Corpus, make_corpus
-from .nn.sae import SAE, encode_all, train_sae
+from ..common import (check_between, check_choice, check_int, check_non_negative, check_positive, stopwatch,
+                      thread_limit)
+from ..nn.contrastive import symmetric_info_nce
+from ..nn.sae import SAE, encode_all, train_sae
+from .hmm_lda import Corpus, make_corpus
 
 READINGS = ("pre", "post")
 PARTNERS = ("adjacent", "random_past")
@@ -49,9 +50,7 @@ def contrastive_loss(z_t: torch.Tensor, z_prev: torch.Tensor, temperature: float
     check_positive("temperature", temperature)
     a = F.normalize(z_t, dim=-1, eps=1e-8)
     b = F.normalize(z_prev, dim=-1, eps=1e-8)
-    logits = a @ b.t() / temperature
-    target = torch.arange(z_t.shape[0])
-    return F.cross_entropy(logits, target) + F.cross_entropy(logits.t(), target)
+    return 2 * symmetric_info_nce(a @ b.t() / temperature)          # the sum of the two cross-entropies
 
 
 def temporal_loss(alpha: float, temperature: float = 0.1, reading: str = "pre", n_high: int | None = None):
@@ -138,7 +137,7 @@ def train_language_model(steps: int = 2000, batch_docs: int = 32, lr: float = 3e
     made with small seeds). If `path` is given the model is saved there with its provenance. Returns (model, history).
     Explained in chapters/temporal-sae/02_experiments; `scale="full"` reruns it.
     """
-    from .nn import Transformer, TransformerConfig, save_checkpoint, train_lm
+    from ..nn import Transformer, TransformerConfig, save_checkpoint, train_lm
 
     vocab_size = make_corpus(n_docs=1).vocab.size
     torch.manual_seed(seed)
@@ -373,13 +372,24 @@ def saelens_batchtopk(acts: torch.Tensor, steps: int, n_latents: int = 512, k: i
 
     tcfg = SAETrainerConfig(total_training_samples=steps * batch_size, train_batch_size_samples=batch_size, lr=lr,
                             lr_end=lr, device="cpu")
-    t0 = time.perf_counter()
-    with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings(), thread_limit(1):
+    with stopwatch() as watch, contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings(), thread_limit(1):
         warnings.simplefilter("ignore")
         trained = SAETrainer(cfg=tcfg, sae=sae, data_provider=provider()).fit()
-    seconds = time.perf_counter() - t0
     trained.eval()
     with torch.no_grad():
         z = trained.encode(acts)
         recon = trained.decode(z)
-    return z.numpy(), recon, seconds
+    return z.numpy(), recon, watch.seconds
+
+
+def ship(seed: int | None = None) -> list:
+    """Remake the chapter's shipped language model, ``data/temporal-sae/lm.pt`` (`python -m repro.book ship
+    temporal-sae`): `train_language_model` with the chapter's settings (2,000 steps, seed 0), which writes the
+    checkpoint and its provenance. Explained in chapters/temporal-sae/02_experiments.md."""
+    from .. import DATA_DIR
+
+    if seed is not None:
+        raise ValueError("temporal-sae ships one language model (seed 0), not one per seed: run it without --seed")
+    path = DATA_DIR / "temporal-sae" / "lm.pt"
+    train_language_model(steps=2000, batch_docs=32, lr=3e-3, seed=0, warmup=100, path=path)
+    return [path]

@@ -1,10 +1,10 @@
 """Faithfulness metrics for feature attributions, vectorised in torch over a batch of inputs of any shape.
 
 Explained in chapters/amortized-explainer/01_theory.md, where the ten metrics of *Learning for Highly Faithful
-Explainability* (Guo et al., ICLR 2026) are defined and compared; the TimeSeg chapter reuses them for time-series
-segments. Every metric takes a model (inputs ``(n, *feature_shape)`` to scores ``(n, classes)``), the inputs, an
-attribution of the same shape (or one value per group) and a grouping of the features (tabular features, image
-patches or time segments), and returns one score per input. Modules:
+Explainability* (Guo et al., ICLR 2026) are defined and compared. Every metric takes a model (inputs
+``(n, *feature_shape)`` to scores ``(n, classes)``), the inputs, an attribution of the same shape (or one value per
+group) and a grouping of the features (tabular features, image patches or time segments), and returns one score per
+input. Modules:
 
 - :mod:`.perturb`  groups, masks, baselines and batched model evaluation on perturbed copies;
 - :mod:`.metrics`  the ten metrics, the classic (squared-error) infidelity, and the table of their directions.

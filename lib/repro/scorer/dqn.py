@@ -14,9 +14,9 @@ Explained in chapters/scorer/02_experiments.md (and the representation/value spl
   groups (their parameters and moments stay bitwise unchanged) and per-group global-norm clipping. Adam is
   elementwise, so one BatchedAdam equals G independent Adams.
 - :func:`td_errors` gives the Bellman errors delta = y - Q(f(s))_a with a stop-gradient target.
-- :func:`train` is the training loop: epsilon-greedy acting in :class:`~repro.rl.envs.GroupedEnvs`, a
-  :class:`~repro.rl.replay.ReplayBuffer`, an update rule (:class:`DQNUpdate`, or SCORER's in :mod:`repro.scorer`),
-  hard target updates, and the diagnostics the chapter plots.
+- :func:`train` is the training loop: epsilon-greedy acting in :class:`~repro.scorer.envs.GroupedEnvs`, a
+  :class:`~repro.scorer.replay.ReplayBuffer`, an update rule (:class:`DQNUpdate`, or SCORER's in
+  :mod:`repro.scorer.stackelberg`), hard target updates, and the diagnostics the chapter plots.
 """
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ import math
 import numpy as np
 import torch
 
-from ..common.checks import check_int
+from ...common.checks import check_int
 from .perturb import as_groups, group_attributions, perturb, reference, scores_on
 
 __all__ = ["METRICS", "HIGHER_IS_BETTER", "pearson", "spearman", "faithfulness_correlation", "faithfulness_estimate",

@@ -1,16 +1,17 @@
-"""Unit tests of repro.rl (chapters/scorer): episode ends, replay, batched networks and Adam, evaluation, training."""
+"""Unit tests of repro.scorer's batched DQN (chapters/scorer): episode ends, replay, batched networks and Adam,
+evaluation, training."""
 import numpy as np
 import pytest
 import torch
 from gymnasium.vector import AutoresetMode
 
-from repro import rl
+from repro import scorer
 from repro.common import thread_limit
 
 
 @pytest.fixture(autouse=True)
 def one_thread():
-    """Tiny batched matmuls are fastest, and reproducible, on one thread (the same rule as `repro.rl.train`)."""
+    """Tiny batched matmuls are fastest, and reproducible, on one thread (the same rule as `repro.scorer.train`)."""
     with thread_limit(1, blas=False):
         yield
 
@@ -47,9 +48,9 @@ class CountdownVecEnv:
 
 
 def test_episode_ends_against_a_hand_made_env():
-    envs = rl.GroupedEnvs("countdown", seeds=[0], envs_per_group=2, make=lambda s: CountdownVecEnv((3, 2)))
+    envs = scorer.GroupedEnvs("countdown", seeds=[0], envs_per_group=2, make=lambda s: CountdownVecEnv((3, 2)))
     obs = envs.reset()
-    buf = rl.ReplayBuffer([0], capacity=100, obs_dim=1)
+    buf = scorer.ReplayBuffer([0], capacity=100, obs_dim=1)
     rows = []
     for _ in range(7):
         st = envs.step(np.zeros((1, 2), dtype=int))
@@ -77,7 +78,7 @@ def test_episode_ends_against_a_hand_made_env():
 
 
 def test_cartpole_episode_return_equals_length_and_invalid_step_has_zero_reward():
-    envs = rl.GroupedEnvs("CartPole-v1", seeds=[3], envs_per_group=2)
+    envs = scorer.GroupedEnvs("CartPole-v1", seeds=[3], envs_per_group=2)
     envs.reset()
     seen_invalid = False
     for _ in range(40):                                        # always push right: the pole falls in ~10 steps
@@ -92,15 +93,15 @@ def test_cartpole_episode_return_equals_length_and_invalid_step_has_zero_reward(
 
 
 def test_make_vector_env_falls_back_to_sync_for_acrobot():
-    env = rl.make_vector_env("Acrobot-v1", 2)
+    env = scorer.make_vector_env("Acrobot-v1", 2)
     assert env.num_envs == 2 and env.single_action_space.n == 3
     env.close()
     with pytest.raises(ValueError, match="num_envs"):
-        rl.make_vector_env("CartPole-v1", 0)
+        scorer.make_vector_env("CartPole-v1", 0)
 
 
 def test_replay_shapes_ring_and_validation():
-    buf = rl.ReplayBuffer([0, 1], capacity=5, obs_dim=3)
+    buf = scorer.ReplayBuffer([0, 1], capacity=5, obs_dim=3)
     obs = np.arange(2 * 4 * 3, dtype=np.float32).reshape(2, 4, 3)
     valid = np.array([[True, True, True, True], [True, False, False, False]])
     z = np.zeros((2, 4))
@@ -116,12 +117,12 @@ def test_replay_shapes_ring_and_validation():
     with pytest.raises(ValueError, match="obs"):
         buf.add(obs[:, :, :2], z, z, obs, z)
     with pytest.raises(ValueError, match="capacity"):
-        rl.ReplayBuffer([0], capacity=0, obs_dim=3)
+        scorer.ReplayBuffer([0], capacity=0, obs_dim=3)
 
 
 def test_qnetwork_groups_are_independent_and_seeded():
-    a = rl.QNetwork([0, 1, 2], obs_dim=4, n_actions=2)
-    b = rl.QNetwork([1], obs_dim=4, n_actions=2)
+    a = scorer.QNetwork([0, 1, 2], obs_dim=4, n_actions=2)
+    b = scorer.QNetwork([1], obs_dim=4, n_actions=2)
     torch.testing.assert_close(a.enc[1], b.enc[0], rtol=0, atol=0)
     x = torch.randn(3, 5, 4)
     q = a.q_values(x)
@@ -130,7 +131,7 @@ def test_qnetwork_groups_are_independent_and_seeded():
     z = a.encode(x)
     torch.testing.assert_close(z.abs().mean(-1), torch.ones(3, 5), rtol=1e-5, atol=1e-5)   # L1Norm
     with pytest.raises(ValueError, match="hidden"):
-        rl.QNetwork([0], obs_dim=4, n_actions=2, hidden=0)
+        scorer.QNetwork([0], obs_dim=4, n_actions=2, hidden=0)
 
 
 def test_batched_adam_equals_torch_adam_and_mask_freezes_bitwise():
@@ -138,7 +139,7 @@ def test_batched_adam_equals_torch_adam_and_mask_freezes_bitwise():
     p = torch.randn(3, 6)
     ref = p.clone().requires_grad_()
     torch_opt = torch.optim.Adam([ref], lr=1e-2)
-    ours = rl.BatchedAdam(p, lr=1e-2)
+    ours = scorer.BatchedAdam(p, lr=1e-2)
     for _ in range(5):
         g = torch.randn(3, 6)
         ref.grad = g.clone()
@@ -151,40 +152,40 @@ def test_batched_adam_equals_torch_adam_and_mask_freezes_bitwise():
     assert torch.equal(p[1], before[1]) and torch.equal(ours.m[1], m_before[1])
     assert not torch.equal(p[0], before[0])
     with pytest.raises(ValueError, match="lr"):
-        rl.BatchedAdam(p, lr=[1e-3, 1e-3])
+        scorer.BatchedAdam(p, lr=[1e-3, 1e-3])
 
 
 def test_clipping_is_per_group():
     p = torch.zeros(2, 2)
-    opt = rl.BatchedAdam(p, lr=1.0, max_grad_norm=1.0, betas=(0.0, 0.0), eps=0.0)
+    opt = scorer.BatchedAdam(p, lr=1.0, max_grad_norm=1.0, betas=(0.0, 0.0), eps=0.0)
     opt.step(torch.tensor([[3.0, 4.0], [0.3, 0.4]]))           # both directions normalised by Adam: sign steps
     torch.testing.assert_close(p, -torch.ones(2, 2))
 
 
 def test_epsilon_schedule():
-    assert rl.epsilon_schedule(0, 1.0, 0.05, 100) == 1.0
-    assert rl.epsilon_schedule(50, 1.0, 0.05, 100) == pytest.approx(0.525)
-    assert rl.epsilon_schedule(500, 1.0, 0.05, 100) == 0.05
+    assert scorer.epsilon_schedule(0, 1.0, 0.05, 100) == 1.0
+    assert scorer.epsilon_schedule(50, 1.0, 0.05, 100) == pytest.approx(0.525)
+    assert scorer.epsilon_schedule(500, 1.0, 0.05, 100) == 0.05
 
 
 def test_return_curve_auc_and_last_episodes():
     ep = np.array([[10, 1.0, 10], [20, 3.0, 10], [30, 5.0, 10]])
-    curve = rl.return_curve(ep, [5, 10, 25, 30], window=2)
+    curve = scorer.return_curve(ep, [5, 10, 25, 30], window=2)
     np.testing.assert_allclose(curve, [np.nan, 1.0, 2.0, 4.0])
-    assert rl.last_episodes_mean(ep, 2) == 4.0
-    assert rl.auc([0.0, 2.0], [0, 10]) == pytest.approx(1.0)
+    assert scorer.last_episodes_mean(ep, 2) == 4.0
+    assert scorer.auc([0.0, 2.0], [0, 10]) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="window"):
-        rl.return_curve(ep, [1], window=0)
+        scorer.return_curve(ep, [1], window=0)
 
 
 def test_a_few_dqn_training_steps_run_and_log():
-    cfg = rl.DQNConfig(total_steps=600, envs_per_group=2, buffer_size=600, learning_starts=200, target_every=100,
+    cfg = scorer.DQNConfig(total_steps=600, envs_per_group=2, buffer_size=600, learning_starts=200, target_every=100,
                        eps_decay_steps=300, log_every=50, n_probe=8)
-    log = rl.train(cfg, seeds=[0, 1])
+    log = scorer.train(cfg, seeds=[0, 1])
     assert log.stats["delta_var"].shape == (200, 2)
     assert len(log.snap_enc) == 5 and log.snap_probe[0].shape == (2, 8, 64)
     assert all(len(e) > 0 for e in log.episodes)
-    ev = rl.greedy_rollouts(log.net, "CartPole-v1", [0, 1], episodes=2, max_steps=50)
+    ev = scorer.greedy_rollouts(log.net, "CartPole-v1", [0, 1], episodes=2, max_steps=50)
     assert ev["q0"].shape == (2, 2) and np.all(ev["mc"] > 0)
     with pytest.raises(ValueError, match="learning_starts"):
-        rl.train(rl.DQNConfig(total_steps=100, learning_starts=200), seeds=[0])
+        scorer.train(scorer.DQNConfig(total_steps=100, learning_starts=200), seeds=[0])

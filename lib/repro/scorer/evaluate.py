@@ -25,7 +25,7 @@ def _episodes(episodes) -> np.ndarray:
 def return_curve(episodes, grid, window: int = 20) -> np.ndarray:
     """The mean return of the last ``window`` episodes finished by each step of ``grid`` (NaN before the first).
 
-    ``episodes`` is one run's (n, 3) array from :meth:`~repro.rl.envs.GroupedEnvs.episode_table`. Explained in
+    ``episodes`` is one run's (n, 3) array from :meth:`~repro.scorer.envs.GroupedEnvs.episode_table`. Explained in
     chapters/scorer/02_experiments.md.
     """
     ep = _episodes(episodes)
