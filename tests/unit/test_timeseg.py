@@ -212,3 +212,41 @@ def test_shipped_models_round_trip(tmp_path):
     assert back["provenance"]["seed"] == 5 and "commit" in back["provenance"]
     with pytest.raises(FileNotFoundError, match="scale='full'"):
         load_models(5, tmp_path / "missing.pt")
+
+
+def test_paired_bootstrap_of_means_and_auroc_drops():
+    from repro.timeseg.metrics import auroc_drop, bootstrap_auroc_drops, bootstrap_means, resamples
+    torch.manual_seed(0)
+    model = TCN(2, channels=4, blocks=1).eval()
+    x, y = torch.randn(40, 30), np.arange(40) % 2
+    masks = {"a": torch.rand(40, 30) > 0.5, "b": torch.rand(40, 30) > 0.7}
+    whole = np.arange(40)[None]                               # the one "resample" that is the sample itself
+    for keep in (True, False):
+        drops = bootstrap_auroc_drops(model, x, y, masks, whole, keep=keep)
+        for name, m in masks.items():
+            assert drops[name][0] == pytest.approx(auroc_drop(model, x, y, m, keep=keep), abs=1e-9)
+    draws = resamples(40, seed=3, n_resamples=50)
+    assert draws.shape == (50, 40) and draws.max() < 40
+    assert np.array_equal(draws, resamples(40, seed=3, n_resamples=50))
+    means = bootstrap_means({"v": torch.arange(40.0)}, draws)
+    assert np.allclose(means["v"], draws.mean(1))
+    with pytest.raises(ValueError, match="n must"):
+        resamples(1, seed=0)
+    with pytest.raises(ValueError, match="two classes"):
+        bootstrap_auroc_drops(model, x, np.arange(40) % 3, masks, whole)
+
+
+def test_removal_window_finds_the_window_the_black_box_reads():
+    from repro.timeseg.baselines import removal_window
+
+    class Window(torch.nn.Module):                # class 1's logit is the mean of steps 10..19
+        def forward(self, x):
+            s = x[:, 10:20].mean(-1)
+            return torch.stack([-s, s], -1)
+
+    x = torch.zeros(2, 40)
+    x[:, 10:20] = 5.0
+    m = removal_window(Window(), x, torch.tensor([1, 1]), torch.tensor([10, 4]), pieces=2)
+    assert m.sum(-1).tolist() == [10, 4] and bool(m[:, :10].sum() == 0) and bool(m[:, 20:].sum() == 0)
+    with pytest.raises(ValueError, match="budget"):
+        removal_window(Window(), x, torch.tensor([1, 1]), torch.tensor([0, 4]))

@@ -14,7 +14,7 @@ import torch
 from ..common.checks import check_int, check_positive
 
 __all__ = ["prob_of", "integrated_gradients", "occlusion", "patch_ablation", "lime_patches", "top_k_mask",
-           "random_segments"]
+           "random_segments", "removal_window"]
 
 
 def prob_of(model):
@@ -126,4 +126,34 @@ def random_segments(segments, length: int, seed: int = 0, tries: int = 100) -> t
                 if not bool(out[i, a:a + ell].any()):
                     out[i, a:a + ell] = True
                     break
+    return out
+
+
+@torch.no_grad()
+def removal_window(model, x, target, budget, pieces: int = 1) -> torch.Tensor:
+    """The mask ``(n, T)`` of up to ``pieces`` disjoint contiguous windows per series, ``budget[i]`` steps in all
+    (fewer where no disjoint window of the next width is left), chosen greedily so that removing them (mean fill) lowers the black box's probability of ``target[i]`` the most: a
+    segment explanation built for comprehensiveness, by exhaustive search over each window's start.
+
+    Explained in chapters/timeseg/02_experiments.md (the positive control of the GunPoint comprehensiveness claim).
+    """
+    from .env import mean_fill
+
+    x = torch.as_tensor(np.asarray(x), dtype=torch.float32)
+    n, length = x.shape
+    budget, pieces = torch.as_tensor(budget).long(), check_int("pieces", pieces)
+    if budget.shape != (n,) or bool((budget < 1).any()) or bool((budget > length).any()):
+        raise ValueError(f"budget must hold one length in [1, {length}] per series; got {budget.tolist()}")
+    t = torch.arange(length)
+    out = torch.zeros(n, length, dtype=torch.bool)
+    for i in range(n):
+        for j in range(pieces):
+            width = int(budget[i]) // pieces + (j < int(budget[i]) % pieces)
+            starts = torch.arange(length - width + 1)
+            windows = (t[None] >= starts[:, None]) & (t[None] < starts[:, None] + width)
+            windows = windows[~(windows & out[i]).any(-1)] | out[i]      # disjoint from the windows chosen so far
+            if width == 0 or len(windows) == 0:
+                break
+            p = torch.softmax(model(mean_fill(x[i].expand(len(windows), length), ~windows)), -1)[:, int(target[i])]
+            out[i] = windows[int(p.argmin())]
     return out

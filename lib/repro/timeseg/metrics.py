@@ -13,7 +13,7 @@ import torch
 
 from .env import mean_fill
 
-__all__ = ["f1_iou", "auroc", "auroc_drop", "validity"]
+__all__ = ["f1_iou", "auroc", "auroc_drop", "validity", "resamples", "bootstrap_means", "bootstrap_auroc_drops"]
 
 
 def f1_iou(pred, truth) -> tuple[torch.Tensor, torch.Tensor]:
@@ -49,6 +49,53 @@ def auroc_drop(model, x, y, mask, keep: bool = True) -> float:
     """AUROC points lost when only ``mask`` is kept (sufficiency, ``keep=True``) or when it is removed
     (comprehensiveness). Explained in chapters/timeseg/02_experiments.md."""
     return auroc(model, x, y) - auroc(model, x, y, mask, keep)
+
+
+def resamples(n: int, seed: int, n_resamples: int = 2000) -> np.ndarray:
+    """``(n_resamples, n)`` indices of ``n`` series drawn with replacement: one draw shared by every method, so
+    that a difference between methods is bootstrapped paired. Explained in chapters/timeseg/02_experiments.md."""
+    if int(n) < 2 or int(n_resamples) < 1:
+        raise ValueError(f"n must be at least 2 and n_resamples positive; got n={n}, n_resamples={n_resamples}")
+    return np.random.default_rng(seed).integers(int(n), size=(int(n_resamples), int(n)))
+
+
+def bootstrap_means(values: dict, draws: np.ndarray) -> dict:
+    """``{method: (n_resamples,) means}`` of the per-series ``values[method]`` over the shared ``draws`` (from
+    ``resamples``). Explained in chapters/timeseg/02_experiments.md."""
+    out = {}
+    for name, v in values.items():
+        v = np.asarray(torch.as_tensor(v).float())
+        if v.ndim != 1 or draws.max() >= len(v):
+            raise ValueError(f"values[{name!r}] must be one number per series ({draws.shape[1]}); got {v.shape}")
+        out[name] = v[draws].mean(1)
+    return out
+
+
+@torch.no_grad()
+def bootstrap_auroc_drops(model, x, y, masks: dict, draws: np.ndarray, keep: bool = True) -> dict:
+    """``{method: (n_resamples,) AUROC drops}`` (points, as ``auroc_drop``) on each resample of the series in
+    ``draws``, for a two-class black box: sufficiency with ``keep=True``, comprehensiveness with ``keep=False``.
+
+    Explained in chapters/timeseg/02_experiments.md. The AUROC of a resample is the Mann–Whitney statistic with
+    each series weighted by how often it was drawn: the weighted share of (positive, negative) pairs that the
+    black box orders correctly, ties counting half.
+    """
+    x = torch.as_tensor(np.asarray(x), dtype=torch.float32)
+    y = np.asarray(y)
+    if set(np.unique(y)) - {0, 1}:
+        raise ValueError(f"y must hold the two classes 0 and 1; got {np.unique(y)}")
+    counts = np.stack([np.bincount(d, minlength=len(y)) for d in draws]).astype(float)
+    pos, neg = counts * (y == 1), counts * (y == 0)
+
+    def resampled_auroc(inputs):
+        s = torch.softmax(model(inputs), -1)[:, 1].numpy().astype(float)
+        order = (s[:, None] > s[None, :]) + 0.5 * (s[:, None] == s[None, :])
+        return 100.0 * ((pos @ order) * neg).sum(1) / (pos.sum(1) * neg.sum(1))
+
+    clean = resampled_auroc(x)
+    return {name: clean - resampled_auroc(mean_fill(x, torch.as_tensor(m).bool() if keep
+                                                     else ~torch.as_tensor(m).bool()))
+            for name, m in masks.items()}
 
 
 def validity(segments, mask, k_max: int) -> dict:
