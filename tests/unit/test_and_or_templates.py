@@ -173,6 +173,31 @@ def test_cnn_trains_and_counts_parameters():
         ao.train_cnn(X, np.zeros(15, int), np.zeros(16), n_themes=1, steps=1)
 
 
+def test_cnn_validation_curve_records_held_out_loss():
+    rng = np.random.default_rng(6)
+    X = rng.random((20, ao.SIZE, ao.SIZE)).astype(np.float32)
+    y = np.r_[np.zeros(10), np.ones(10)]
+    steps, loss, auc = ao.cnn_validation_curve(X, np.zeros(20, int), y, n_themes=1, max_steps=6, every=2, batch=8)
+    assert list(steps) == [2, 4, 6] and loss.shape == auc.shape == (3,) and np.all(loss > 0)
+    assert np.all((auc >= 0) & (auc <= 1))
+    with pytest.raises(ValueError, match="holdout"):
+        ao.cnn_validation_curve(X, np.zeros(20, int), np.zeros(20), n_themes=1, holdout=1.0)
+
+
+def test_poisson_rate_interval():
+    rate, lo, hi = ao.poisson_rate_ci([0] * 10)
+    assert rate == lo == 0.0 and hi == pytest.approx(-np.log(0.025) / 10, rel=1e-6)   # exact bound for no event
+    rate, lo, hi = ao.poisson_rate_ci([1, 0, 2, 0])
+    assert lo < rate == 0.75 < hi
+    with pytest.raises(ValueError, match="counts"):
+        ao.poisson_rate_ci([0.5])
+
+
+def test_expansion_runs_count_recovered_and_false_branches(world):
+    runs = ao.expansion_runs(world, np.random.default_rng(103), 1, n_labeled=30, pool_size=20, n_distractor=10)
+    assert runs.shape == (1, 2) and np.all(runs >= 0) and runs[0, 0] <= 2
+
+
 def test_run_study_rejects_unknown_scale():
     with pytest.raises(ValueError, match="scale"):
         ao.run_study(0, "huge")
@@ -217,3 +242,17 @@ def test_resampled_spearman_matches_spearman_on_the_resample():
     idx = rng.integers(n, size=(B, n))
     counts = np.stack([np.bincount(i, minlength=n) for i in idx]).astype(float)
     assert np.allclose(_resampled_spearman(x, y, counts), _row_spearman(x[idx], y[idx]))
+
+
+def test_pooled_precision_counts_false_terminals():
+    from types import SimpleNamespace
+
+    def res(terms):
+        return SimpleNamespace(template=SimpleNamespace(terminals=lambda: set(terms)))
+
+    true = [sorted(ao.true_terminals(t)) for t in ao.THEME_NAMES]
+    exact = [res(ts) for ts in true]
+    one_off = [res(true[0][:-1] + [max(max(ts) for ts in true) + 1])] + exact[1:]   # one true terminal replaced
+    prec, lo, hi, n, false = ao.pooled_precision([exact, one_off], seed=0)
+    assert false == 1 and n == 2 * sum(map(len, true)) and prec == pytest.approx(1 - 1 / n)
+    assert lo <= prec <= hi <= 1

@@ -21,10 +21,11 @@ from .features import (FILTERS, OBJECT_TERMINALS, FilterBank, cell_max, detectio
                        scene_features)
 from .pursuit import (Block, Parse, Template, block_pursuit, evidence, expand, expansion_candidates, group_or_slots,
                       grow_block, parse, prescription, scene_conflict)
-from .baselines import SmallCNN, cnn_scores, n_parameters, pixel_logreg, spectral_peers, train_cnn
+from .baselines import SmallCNN, cnn_scores, cnn_validation_curve, n_parameters, pixel_logreg, spectral_peers, train_cnn
 from .experiment import (SETTINGS, SIZES, ExpansionResult, Study, ThemeResult, World, branch_map, learn_template,
                          learn_world, move_item, recovery, run_study, slot_of, spearman_gap_ci,
-                         summary_metrics, template_study)
+                         summary_metrics, template_study, expansion_runs, poisson_rate_ci,
+                         pooled_precision)
 from .plots import draw_and_or, template_labels, true_labels
 
 __all__ = ["CELL", "GRID", "KINDS", "LINES", "OBJECTS", "SIZE", "TERMINALS", "THEME_NAMES", "THEMES", "Item", "Scene",
@@ -33,7 +34,9 @@ __all__ = ["CELL", "GRID", "KINDS", "LINES", "OBJECTS", "SIZE", "TERMINALS", "TH
            "tilted_mean", "FILTERS", "OBJECT_TERMINALS", "FilterBank", "cell_max", "detection_map", "object_features",
            "raw_filters", "scene_features", "Block", "Parse", "Template", "block_pursuit", "evidence", "expand",
            "expansion_candidates", "group_or_slots", "grow_block", "parse", "prescription", "scene_conflict",
-           "SmallCNN", "cnn_scores", "n_parameters", "pixel_logreg", "spectral_peers", "train_cnn", "SETTINGS",
+           "SmallCNN", "cnn_scores", "cnn_validation_curve", "n_parameters", "pixel_logreg", "spectral_peers",
+           "train_cnn", "SETTINGS",
            "SIZES", "ExpansionResult", "Study", "ThemeResult", "World", "branch_map", "learn_template",
-           "learn_world", "move_item", "recovery", "run_study", "slot_of", "spearman_gap_ci", "summary_metrics", "template_study", "draw_and_or",
+           "learn_world", "move_item", "recovery", "run_study", "slot_of", "spearman_gap_ci", "summary_metrics", "template_study", "expansion_runs",
+           "poisson_rate_ci", "pooled_precision", "draw_and_or",
            "template_labels", "true_labels"]

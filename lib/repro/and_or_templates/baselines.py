@@ -72,6 +72,48 @@ def train_cnn(X, theme, y, n_themes: int, steps: int = 300, batch: int = 64, lr:
     return model, watch.seconds
 
 
+def cnn_validation_curve(X, theme, y, n_themes: int, max_steps: int = 4000, every: int = 200, holdout: float = 0.2,
+                         batch: int = 64, lr: float = 3e-3, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(steps, validation loss, validation AUC): train SmallCNN as `train_cnn` does on all but a random `holdout`
+    share of the training images and record the binary cross-entropy and the AUC of good against bad on the held-out
+    share every `every` steps. The chapter chose the CNN's training length on development seed 100 from this curve
+    (chapters/and-or-templates/02_experiments.md)."""
+    from sklearn.metrics import roc_auc_score
+
+    X = torch.as_tensor(np.asarray(X), dtype=torch.float32)
+    if len(X) != len(y) or len(X) != len(theme):
+        raise ValueError(f"X, theme and y must have the same length, got {len(X)}, {len(theme)}, {len(y)}")
+    if not 0 < holdout < 1:
+        raise ValueError(f"holdout must lie strictly between 0 and 1, got {holdout}")
+    check_int("max_steps", max_steps)
+    check_int("every", every)
+    order = np.random.default_rng(seed).permutation(len(X))
+    n_val = max(1, int(round(holdout * len(X))))
+    val, fit = torch.as_tensor(order[:n_val]), torch.as_tensor(order[n_val:])
+    onehot = torch.nn.functional.one_hot(torch.as_tensor(theme), n_themes).float()
+    target = torch.as_tensor(np.asarray(y), dtype=torch.float32)
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    model = SmallCNN(n_themes, X.shape[-1])
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    steps, losses, aucs = [], [], []
+    with thread_limit(2):
+        for step in range(1, max_steps + 1):
+            idx = fit[torch.randint(len(fit), (batch,), generator=gen)]
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(model(X[idx], onehot[idx]), target[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if step % every == 0:
+                with torch.no_grad():
+                    logit = model(X[val], onehot[val])
+                steps.append(step)
+                losses.append(float(torch.nn.functional.binary_cross_entropy_with_logits(logit, target[val])))
+                aucs.append(float(roc_auc_score(target[val].numpy(), logit.numpy()))
+                            if len(np.unique(target[val].numpy())) == 2 else float("nan"))
+    return np.array(steps), np.array(losses), np.array(aucs)
+
+
 def cnn_scores(model, X, theme, n_themes: int) -> np.ndarray:
     """The CNN's logits on images X with theme ids (chapters/and-or-templates/02_experiments.md)."""
     with torch.no_grad(), thread_limit(2):

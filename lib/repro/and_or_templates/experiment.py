@@ -81,6 +81,23 @@ def recovery(template: Template, theme: str) -> tuple[float, float]:
     return (len(learned & true) / len(learned) if learned else 0.0), len(learned & true) / len(true)
 
 
+def pooled_precision(recovery_runs: list, seed: int = 0) -> tuple[float, float, float, int, int]:
+    """(precision, low, high, learned, false): the share of true terminals among every terminal learned by every
+    template of `recovery_runs` (one list of ThemeResult per seed, in THEME_NAMES order), with a 95% interval from a
+    two-stage bootstrap (templates, then their terminals), the number of learned terminals and of false ones
+    (chapters/and-or-templates/02_experiments.md)."""
+    from ..common import cluster_bootstrap_ci
+
+    hits, owner = [], []
+    for r, themes in enumerate(recovery_runs):
+        for i, (res, theme) in enumerate(zip(themes, THEME_NAMES)):
+            learned, true = sorted(res.template.terminals()), true_terminals(theme)
+            hits += [float(j in true) for j in learned]
+            owner += [r * len(THEME_NAMES) + i] * len(learned)
+    prec, lo, hi = cluster_bootstrap_ci(hits, owner, seed=check_int("seed", seed, low=0))
+    return prec, lo, hi, len(hits), int(len(hits) - sum(hits))
+
+
 def branch_map(template: Template, theme: str, slot: int) -> dict:
     """{(learned slot, learned branch): true branch} for learned branches whose terminals equal a true branch of
     the true slot `slot` (chapters/and-or-templates/02_experiments.md)."""
@@ -353,6 +370,35 @@ def expansion_study(world: World, rng, n_labeled: int, pool_sizes, n_distractor:
     return ExpansionResult(start, pool_sizes, recovered, spurious, len(added_d), grown)
 
 
+def expansion_runs(world: World, rng, n_runs: int, n_labeled: int, pool_size: int, n_distractor: int) -> np.ndarray:
+    """(n_runs, 2) array of (missing branches recovered, branches added that are not true) in independent expansion
+    runs: each learns the start template from fresh labelled images, grows it once on a fresh unlabeled pool of
+    `pool_size` images and once on a fresh pool of `n_distractor` distractors, and counts the branches that are not
+    true from both (chapters/and-or-templates/02_experiments.md)."""
+    out = []
+    for _ in range(check_int("n_runs", n_runs)):
+        e = expansion_study(world, rng, n_labeled, (check_int("pool_size", pool_size),), n_distractor)
+        out.append((e.recovered[-1], e.spurious[-1] + e.distractor_spurious))
+    return np.array(out, dtype=int).reshape(-1, 2)
+
+
+def poisson_rate_ci(counts, confidence: float = 0.95) -> tuple[float, float, float]:
+    """(rate, low, high): the mean of event counts per run, with the exact (Garwood) interval of a Poisson rate from
+    their total; unlike a bootstrap it does not shrink to a point when every run counts 0
+    (chapters/and-or-templates/02_experiments.md)."""
+    from scipy.stats import chi2
+
+    x = np.asarray(counts, dtype=float)
+    if x.ndim != 1 or len(x) == 0 or np.any(x < 0) or np.any(x != np.round(x)):
+        raise ValueError(f"counts must be a non-empty 1-D array of non-negative integers, got {counts!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    total, n, alpha = x.sum(), len(x), 1 - confidence
+    low = chi2.ppf(alpha / 2, 2 * total) / 2 / n if total > 0 else 0.0
+    high = chi2.ppf(1 - alpha / 2, 2 * total + 2) / 2 / n
+    return float(total / n), float(low), float(high)
+
+
 @dataclass
 class Study:
     """One seed of the chapter's experiment (chapters/and-or-templates/02_experiments.md)."""
@@ -365,11 +411,13 @@ class Study:
     seconds: dict
 
 
-#: Sizes of the experiment at each scale (chapters/and-or-templates/02_experiments.md).
+#: Sizes of the experiment at each scale (chapters/and-or-templates/02_experiments.md). The CNN's 400 steps at ci lie
+#: on the plateau of its held-out AUC on development seed 100 (data/and-or-templates/cnn-convergence.json).
 SIZES = dict(ci=dict(n_per_class=60, n_object_ref=200, n_scene_ref=300, n_train=60, n_test=60, n_presc=30,
-                     cnn_steps=400, n_labeled=60, pool_sizes=(0, 20, 40, 80, 160), n_distractor=80),
+                     cnn_steps=400, n_labeled=60, pool_sizes=(0, 20, 40, 80, 160), n_distractor=80, expansion_runs=12),
              full=dict(n_per_class=120, n_object_ref=400, n_scene_ref=600, n_train=200, n_test=200, n_presc=60,
-                       cnn_steps=3000, n_labeled=150, pool_sizes=(0, 20, 40, 80, 160, 320, 640), n_distractor=320))
+                       cnn_steps=3000, n_labeled=150, pool_sizes=(0, 20, 40, 80, 160, 320, 640), n_distractor=320,
+                       expansion_runs=6))
 
 
 def template_study(seed: int, scale: str = "ci") -> tuple[World, list, dict, np.random.Generator]:
@@ -406,4 +454,4 @@ def run_study(seed: int, scale: str = "ci") -> Study:
 
 __all__ = ["Study", "SIZES", "run_study", "template_study", "SETTINGS", "World", "learn_world", "learn_template", "recovery", "branch_map", "move_item",
            "ThemeResult", "theme_data", "slot_of", "baseline_study", "theme_study", "summary_metrics", "ExpansionResult", "expansion_study",
-           "spearman_gap_ci"]
+           "spearman_gap_ci", "expansion_runs", "poisson_rate_ci", "pooled_precision"]
