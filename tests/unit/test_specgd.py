@@ -256,3 +256,27 @@ def test_digits_training_runs(optimizer):
 def test_digits_benchmark_runs():
     out = sg.digits_benchmark({"sgd": [0.05], "muon": [0.02]}, seeds=[0], epochs=1)
     assert set(out) == {"sgd", "muon"} and out["sgd"].shape == (1,)
+
+
+def test_class_balanced_loss_matches_the_fast_evaluator_and_weighs_classes_equally():
+    from repro.specgd import class_balanced_loss, make_gmm
+    from repro.specgd.train import _loss_evaluator
+    data = make_gmm(seed=3, n_train=600)
+    W = np.random.default_rng(0).standard_normal((2, data.num_classes, data.dim)) * 0.1
+    assert np.allclose(_loss_evaluator(data)(W)[1], class_balanced_loss(W, data.X_test, data.y_test, data.num_classes))
+    assert np.isclose(class_balanced_loss(np.zeros((data.num_classes, data.dim)), data.X_train, data.y_train,
+                                          data.num_classes), 0.5)
+    with pytest.raises(ValueError):
+        class_balanced_loss(W[:, :3], data.X_test, data.y_test, data.num_classes)
+
+
+def test_learning_times_gd_learns_the_frequent_class_first_and_spec_the_rare_one():
+    from repro.specgd import learning_times, make_gmm
+    data = make_gmm(seed=1)
+    rare, frequent = int(np.argmin(data.priors)), int(np.argmax(data.priors))
+    gd = learning_times(data, 1, "gd", 0.05, 2000)
+    spec = learning_times(data, 1, "spec", 0.002, 2000)
+    assert np.all(np.isfinite(gd)) and gd[rare] > gd[frequent]
+    assert spec[rare] < spec[frequent]
+    with pytest.raises(ValueError):
+        learning_times(data, 1, "gd", 0.05, 10, fraction=1.5)

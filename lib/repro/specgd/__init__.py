@@ -14,13 +14,13 @@ Vasudeva et al., "How Muon's Spectral Design Benefits Generalization: A Study on
 - :mod:`.digits`  long-tailed scikit-learn digits with a small MLP (SGD, Adam, Muon).
 """
 from .data import GMMData, class_counts, class_means, long_tailed_priors, make_gmm, moments
-from .deep import DEEP_METHODS, init_deep_linear, layer_gradients, product, train_deep_linear
+from .deep import DEEP_METHODS, init_deep_linear, layer_gradients, learning_times, product, train_deep_linear
 from .digits import (DIGIT_OPTIMIZERS, DigitsData, digits_benchmark, long_tailed_digits, make_mlp,
                      make_optimizer, train_digits)
 from .theory import (balanced_accuracy_closed_form, components, gd_closed_form, gmm_constants,
                      plug_in_constants, population_moments, prior_sweep, spec_closed_form)
-from .train import (TrainResult, balanced_accuracy, best_over_grid, eval_schedule, lr_schedule,
-                    train_linear)
+from .train import (TrainResult, balanced_accuracy, best_loss_over_grid, best_over_grid, class_balanced_loss,
+                    eval_schedule, lr_schedule, train_linear)
 from .updates import (METHODS, direction, gd_direction, make_adam, make_muon, muon_direction, ngd_direction,
                       polar_factor, shampoo_direction, sign_direction, spec_direction)
 
@@ -30,8 +30,8 @@ __all__ = [
     "polar_factor", "shampoo_direction", "spec_direction",
     "balanced_accuracy_closed_form", "components", "gd_closed_form", "gmm_constants",
     "plug_in_constants", "population_moments", "prior_sweep", "spec_closed_form",
-    "TrainResult", "balanced_accuracy", "best_over_grid", "eval_schedule", "lr_schedule", "train_linear",
-    "DEEP_METHODS", "init_deep_linear", "layer_gradients", "product", "train_deep_linear",
+    "TrainResult", "balanced_accuracy", "best_loss_over_grid", "best_over_grid", "class_balanced_loss", "eval_schedule", "lr_schedule", "train_linear",
+    "DEEP_METHODS", "init_deep_linear", "layer_gradients", "learning_times", "product", "train_deep_linear",
     "DIGIT_OPTIMIZERS", "DigitsData", "digits_benchmark", "long_tailed_digits", "make_mlp",
     "make_optimizer", "train_digits",
 ]

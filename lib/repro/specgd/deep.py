@@ -17,7 +17,7 @@ from .data import GMMData, moments
 from .train import TrainResult, _evaluator, run_schedule
 from .updates import check_method, gd_direction, spec_direction
 
-__all__ = ["DEEP_METHODS", "init_deep_linear", "product", "layer_gradients", "train_deep_linear"]
+__all__ = ["DEEP_METHODS", "init_deep_linear", "product", "layer_gradients", "train_deep_linear", "learning_times"]
 
 DEEP_METHODS = ("gd", "spec")
 
@@ -94,3 +94,34 @@ def train_deep_linear(data: GMMData, depth: int, method: str, lrs, steps: int, w
     val, test = (np.array(x) for x in zip(*rows))
     return TrainResult(f"{method}-L{depth}", np.atleast_1d(np.asarray(lrs, float)), eval_at, val, test,
                        None, product(layers))
+
+
+def learning_times(data: GMMData, depth: int, method: str, lr: float, max_steps: int, width: int = 32,
+                   init_scale: float = 0.01, seed: int = 0, fraction: float = 0.5) -> np.ndarray:
+    """Per class, the first step at which a_k(t) reaches ``fraction`` of its end point a_k* (inf if never).
+
+    Explained in chapters/specgd/02_experiments.md. a_k(t) = e_k^T W(t) x_hat_k along the training
+    set's own class-mean direction x_hat_k = x_bar_k / ||x_bar_k||, and a_k* is the same component of
+    the least-squares weights W* = C_hat Sigma_hat^{-1}, where every depth and method ends. Unlike an
+    accuracy at a fixed budget, the ratio of two such times does not depend on how long we train,
+    as long as ``max_steps`` is long enough for both classes to get there.
+    """
+    check_method(method, DEEP_METHODS)
+    check_int("max_steps", max_steps)
+    check_positive("lr", lr)
+    if not 0 < fraction < 1:
+        raise ValueError(f"fraction must be in (0, 1), got {fraction!r}")
+    S, C = moments(data.X_train, data.y_train, data.num_classes)
+    xbar = C / np.bincount(data.y_train, minlength=data.num_classes)[:, None] * len(data.y_train)
+    xhat = (xbar / np.linalg.norm(xbar, axis=1, keepdims=True)).T            # d x K
+    target = fraction * np.einsum("kd,dk->k", np.linalg.solve(S, C.T).T, xhat)
+    layers = init_deep_linear(depth, data.num_classes, data.dim, width, init_scale, 1, seed)
+    step_dir = gd_direction if method == "gd" else spec_direction
+    times = np.full(data.num_classes, np.inf)
+    for t in range(max_steps + 1):
+        a = np.einsum("kd,dk->k", product(layers)[0], xhat)
+        times[(a >= target) & np.isinf(times)] = t
+        if np.all(np.isfinite(times)) or t == max_steps:
+            break
+        layers = [w - lr * step_dir(g) for w, g in zip(layers, layer_gradients(layers, S, C))]
+    return times

@@ -15,8 +15,8 @@ from ..common import check_int
 from .data import GMMData, moments
 from .updates import check_method, direction, make_adam, make_muon
 
-__all__ = ["TrainResult", "balanced_accuracy", "lr_schedule", "train_linear", "best_over_grid",
-           "eval_schedule"]
+__all__ = ["TrainResult", "balanced_accuracy", "class_balanced_loss", "lr_schedule", "train_linear",
+           "best_over_grid", "best_loss_over_grid", "eval_schedule"]
 
 
 def balanced_accuracy(scores, y, num_classes: int | None = None) -> np.ndarray:
@@ -35,6 +35,25 @@ def balanced_accuracy(scores, y, num_classes: int | None = None) -> np.ndarray:
     per_class = correct @ onehot / np.maximum(onehot.sum(0), 1)
     present = onehot.sum(0) > 0
     return per_class[..., present].mean(-1)
+
+
+def class_balanced_loss(W, X, y, num_classes: int) -> np.ndarray:
+    """Mean over classes of each class's mean squared loss ||W x - e_y||^2 / 2; W (K, d) or a stack (..., K, d).
+
+    Explained in chapters/specgd/02_experiments.md. Version 3 of the paper states its early gap in a
+    "class balanced loss"; this is our reading of it for the squared loss the model is trained on:
+    every class weighs 1/K, however rare it was in training.
+    """
+    W = np.asarray(W, dtype=float)
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    K = num_classes
+    if W.ndim < 2 or W.shape[-2:] != (K, X.shape[1]) or y.shape != (X.shape[0],):
+        raise ValueError(f"W must be (..., {K}, d), X (n, d) and y (n,); got {W.shape}, {X.shape}, {y.shape}")
+    onehot = np.eye(K)[y]
+    weights = onehot @ (1.0 / (np.maximum(onehot.sum(0), 1) * K))         # 1 / (K n_y) per point
+    resid = np.einsum("...kd,nd->...nk", W, X) - onehot
+    return 0.5 * np.einsum("...nk,n->...", resid ** 2, weights)
 
 
 def lr_schedule(eta, steps: int) -> np.ndarray:
@@ -79,6 +98,8 @@ class TrainResult:
     test: np.ndarray
     components: np.ndarray | None
     weights: np.ndarray
+    val_loss: np.ndarray | None = None
+    test_loss: np.ndarray | None = None
 
 
 def _bacc_fast(W, X, onehot_scaled):
@@ -94,6 +115,21 @@ def _evaluator(data: GMMData):
         return onehot / (onehot.sum(0) * data.num_classes)          # (n, K): 1 / (K n_k) on the true class
     wv, wt = weights(data.y_val), weights(data.y_test)
     return lambda W: (_bacc_fast(W, data.X_val, wv), _bacc_fast(W, data.X_test, wt))
+
+
+def _loss_evaluator(data: GMMData):
+    """Class-balanced loss on (val, test) from per-class weighted second moments, without forming W X^T."""
+    K = data.num_classes
+
+    def parts(X, y):
+        w = np.eye(K)[y] / (np.bincount(y, minlength=K) * K)                # (n, K): 1 / (K n_k)
+        wn = w.sum(1)
+        return (X * wn[:, None]).T @ X, w.T @ X                              # sum_n w_n x x^T, sum_n w_n e_y x^T
+    (Sv, Cv), (St, Ct) = parts(data.X_val, data.y_val), parts(data.X_test, data.y_test)
+
+    def loss(W, S_, C_):
+        return 0.5 * (np.einsum("lkd,de,lke->l", W, S_, W) - 2 * np.einsum("lkd,kd->l", W, C_) + 1.0)
+    return lambda W: (loss(W, Sv, Cv), loss(W, St, Ct))
 
 
 def _torch_stepper(W0, lrs, make):
@@ -142,13 +178,14 @@ def train_linear(data: GMMData, method: str, lrs, steps: int, eval_at=None, dire
     W = np.zeros((etas.shape[1], K, d))
     makers = {"muon": make_muon, "adam": make_adam}
     stepper = _torch_stepper(W, etas[0], makers[method]) if method in makers else None
-    rows, comps = [], []
+    rows, comps, losses = [], [], []
     wanted = set(eval_at.tolist())
-    evaluate = _evaluator(data)
+    evaluate, evaluate_loss = _evaluator(data), _loss_evaluator(data)
     loop = range(steps + 1) if progress is None else progress(range(steps + 1))
     for t in loop:
         if t in wanted:
             rows.append(evaluate(W))
+            losses.append(evaluate_loss(W))
             if directions is not None:
                 comps.append(np.einsum("lkd,dk->lk", W, directions))
         if t == steps:
@@ -159,8 +196,9 @@ def train_linear(data: GMMData, method: str, lrs, steps: int, eval_at=None, dire
         else:
             W = W - etas[t][:, None, None] * direction(method, G)
     val, test = (np.array(x) for x in zip(*rows))
+    val_loss, test_loss = (np.array(x) for x in zip(*losses))
     return TrainResult(method, np.atleast_1d(np.asarray(lrs, float)), eval_at, val, test,
-                       np.array(comps) if comps else None, W)
+                       np.array(comps) if comps else None, W, val_loss, test_loss)
 
 
 def best_over_grid(result: TrainResult) -> dict:
@@ -175,3 +213,16 @@ def best_over_grid(result: TrainResult) -> dict:
     i, j = np.unravel_index(np.argmax(result.val), result.val.shape)
     return {"method": result.method, "early": float(result.test[i, j]), "lr": float(result.lrs[j]),
             "step": int(result.steps[i]), "final": float(result.test[-1, j])}
+
+
+def best_loss_over_grid(result: TrainResult) -> dict:
+    """Early stopping on the class-balanced loss: the (step, lr) pair with the lowest validation loss.
+
+    Explained in chapters/specgd/02_experiments.md. Returns the test class-balanced loss there
+    (``early``), the chosen ``lr`` and ``step``, and the test loss at the last recorded step (``final``).
+    """
+    if result.val_loss is None or result.val_loss.ndim != 2:
+        raise ValueError("result must hold (steps, lrs) class-balanced losses (a train_linear result)")
+    i, j = np.unravel_index(np.argmin(result.val_loss), result.val_loss.shape)
+    return {"method": result.method, "early": float(result.test_loss[i, j]), "lr": float(result.lrs[j]),
+            "step": int(result.steps[i]), "final": float(result.test_loss[-1, j])}
