@@ -27,7 +27,6 @@ LONG_CELLS = {
     "chapters/multimodal-sae/02_experiments.md": 1,
     "chapters/neuroadapter/02_experiments.md": 1,
     "chapters/scorer/02_experiments.md": 3,
-    "chapters/specgd/02_experiments.md": 1,
     "chapters/temporal-sae/02_experiments.md": 2,
     "chapters/transferability-benchmarks/02_experiments.md": 1,
 }
