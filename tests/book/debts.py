@@ -34,6 +34,7 @@ NO_POSITIVE_CONTROL = {
     "sokoban-planning:kernel-cosine",
     "sokoban-planning:plan-growth",
     "sokoban-planning:selective-path-channels",
+    "specgd:spec-beats-ngd-loss",              # new with issue 61 (v3's class-balanced loss): a planted case is owed
     "temporal-sae:semantics",
     "transferability-benchmarks:ablation-lowers-logme",
     "transferability-benchmarks:zoo-a-static-beats-metrics",
