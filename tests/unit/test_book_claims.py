@@ -252,3 +252,11 @@ def test_a_seed_sweep_counts_untestable_verdicts_apart():
     assert steady["untestable_at"] == 3 and steady["held"] == 0 and steady["as_expected"] and not steady["fragile"]
     mixed = _verdicts([entry(0, None), entry(1, True)], [0, 1, 2])[0]
     assert mixed["fragile"] and not mixed["as_expected"] and mixed["missing"] == [2] and mixed["held"] == 1
+
+
+def test_a_claim_row_leaves_out_an_empty_part_of_its_paper_note():
+    from repro.book.claims import _paper_note
+
+    assert _paper_note("the paper's number", "abstract") == " (paper: the paper's number; abstract)"
+    assert _paper_note("not in the paper", "") == " (paper: not in the paper)"       # no stray "; )"
+    assert _paper_note("", "") == ""

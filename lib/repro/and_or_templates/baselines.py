@@ -50,14 +50,19 @@ def n_parameters(model: torch.nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
-def train_cnn(X, theme, y, n_themes: int, steps: int = 300, batch: int = 64, lr: float = 3e-3, seed: int = 0):
-    """Train SmallCNN on images X (N, H, W), theme ids and binary labels; returns (model, fit seconds)
-    (chapters/and-or-templates/02_experiments.md)."""
+def _cnn_inputs(X, theme, y, n_themes: int):
+    """Images as float32, theme ids one-hot, labels as float targets; a ValueError when their lengths differ."""
     X = torch.as_tensor(np.asarray(X), dtype=torch.float32)
     if len(X) != len(y) or len(X) != len(theme):
         raise ValueError(f"X, theme and y must have the same length, got {len(X)}, {len(theme)}, {len(y)}")
     onehot = torch.nn.functional.one_hot(torch.as_tensor(theme), n_themes).float()
-    target = torch.as_tensor(np.asarray(y), dtype=torch.float32)
+    return X, onehot, torch.as_tensor(np.asarray(y), dtype=torch.float32)
+
+
+def train_cnn(X, theme, y, n_themes: int, steps: int = 300, batch: int = 64, lr: float = 3e-3, seed: int = 0):
+    """Train SmallCNN on images X (N, H, W), theme ids and binary labels; returns (model, fit seconds)
+    (chapters/and-or-templates/02_experiments.md)."""
+    X, onehot, target = _cnn_inputs(X, theme, y, n_themes)
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     model = SmallCNN(n_themes, X.shape[-1])
@@ -80,9 +85,7 @@ def cnn_validation_curve(X, theme, y, n_themes: int, max_steps: int = 4000, ever
     (chapters/and-or-templates/02_experiments.md)."""
     from sklearn.metrics import roc_auc_score
 
-    X = torch.as_tensor(np.asarray(X), dtype=torch.float32)
-    if len(X) != len(y) or len(X) != len(theme):
-        raise ValueError(f"X, theme and y must have the same length, got {len(X)}, {len(theme)}, {len(y)}")
+    X, onehot, target = _cnn_inputs(X, theme, y, n_themes)
     if not 0 < holdout < 1:
         raise ValueError(f"holdout must lie strictly between 0 and 1, got {holdout}")
     check_int("max_steps", max_steps)
@@ -90,8 +93,6 @@ def cnn_validation_curve(X, theme, y, n_themes: int, max_steps: int = 4000, ever
     order = np.random.default_rng(seed).permutation(len(X))
     n_val = max(1, int(round(holdout * len(X))))
     val, fit = torch.as_tensor(order[:n_val]), torch.as_tensor(order[n_val:])
-    onehot = torch.nn.functional.one_hot(torch.as_tensor(theme), n_themes).float()
-    target = torch.as_tensor(np.asarray(y), dtype=torch.float32)
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     model = SmallCNN(n_themes, X.shape[-1])

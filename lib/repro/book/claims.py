@@ -134,7 +134,7 @@ class Ledger:
         _glue_claim(claim)
         _show(f"**{verdict(claim.holds, claim.expect, reason)}** · {kind} · `{id}` · {says}: "
               f"observed {format_observed(claim.observed, claim.interval)} {format_test(op, threshold)}"
-              + (f" (paper: {paper}; {source})" if paper or source else ""))
+              + _paper_note(paper, source))
 
     def _validate(self, id, says, kind, source, paper) -> None:
         if not isinstance(id, str) or not _ID.match(id):
@@ -264,3 +264,9 @@ def _show(markdown: str) -> None:
         display(Markdown(markdown))
     else:
         print(markdown)
+
+
+def _paper_note(paper, source) -> str:
+    """' (paper: <what the paper says>; <where>)' of a claim row, leaving out an empty part."""
+    note = "; ".join(part for part in (str(paper).strip(), str(source).strip()) if part)
+    return f" (paper: {note})" if note else ""
